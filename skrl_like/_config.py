@@ -1,0 +1,172 @@
+"""Global configuration: ``config.torch`` and ``config.jax``.
+
+Neither sub-object imports its framework until a member that needs it is used, so importing
+``skrl_like`` costs nothing and the JAX path never pulls in torch (or the reverse).
+"""
+
+import os
+from typing import Any
+
+import numpy as np
+
+from skrl_like._logging import logger
+
+
+class _TorchConfig:
+    def __init__(self) -> None:
+        self._local_rank = int(os.getenv("LOCAL_RANK", "0"))
+        self._rank = int(os.getenv("RANK", "0"))
+        self._world_size = int(os.getenv("WORLD_SIZE", "1"))
+        self._device: Any = f"cuda:{self._local_rank}"
+        self._pending_seed: Any = None  # (seed, deterministic) given to set_seed before torch was imported
+
+    @staticmethod
+    def parse_device(device: Any = None, validate: bool = True) -> "torch.device":  # noqa: F821
+        """Turn ``device`` (``torch.device``, string or ``None``) into a usable ``torch.device``.
+
+        ``None`` or an unusable device falls back to ``cuda:0`` when CUDA is available, else ``cpu``.
+        """
+        import torch
+
+        fallback = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+        if isinstance(device, torch.device):
+            parsed = device
+        elif isinstance(device, str):
+            try:
+                parsed = torch.device(device)
+            except RuntimeError as error:
+                logger.warning(f"Invalid device '{device}' ({error}); using '{fallback}'")
+                parsed = fallback
+        else:
+            parsed = fallback
+        if parsed.type == "cuda" and not torch.cuda.is_available():
+            parsed = torch.device("cpu")
+        if validate and parsed.type != "cpu":
+            try:
+                torch.zeros((1,), device=parsed)
+            except Exception as error:  # any backend failure means the device is unusable
+                logger.warning(f"Device '{parsed}' is not usable ({error}); using '{fallback}'")
+                parsed = fallback
+        return parsed
+
+    @property
+    def device(self) -> "torch.device":  # noqa: F821
+        self._device = self.parse_device(self._device, validate=False)
+        return self._device
+
+    @device.setter
+    def device(self, device: Any) -> None:
+        self._device = device
+
+    @property
+    def local_rank(self) -> int:
+        return self._local_rank
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        return self._world_size
+
+    @property
+    def is_distributed(self) -> bool:
+        return self._world_size > 1
+
+
+class _JaxConfig:
+    def __init__(self) -> None:
+        self._backend = "numpy"
+        self._key: Any = np.array([0, 0], dtype=np.uint32)
+        self._local_rank = int(os.getenv("JAX_LOCAL_RANK", "0"))
+        self._rank = int(os.getenv("JAX_RANK", "0"))
+        self._world_size = int(os.getenv("JAX_WORLD_SIZE", "1"))
+        self._coordinator_address = (
+            os.getenv("JAX_COORDINATOR_ADDR", "127.0.0.1") + ":" + os.getenv("JAX_COORDINATOR_PORT", "1234")
+        )
+        self._device: Any = f"cuda:{self._local_rank}"
+
+    @staticmethod
+    def parse_device(device: Any = None) -> "jax.Device":  # noqa: F821
+        """Turn ``device`` (``jax.Device``, ``"type:index"`` string or ``None``) into a ``jax.Device``."""
+        import jax
+
+        if isinstance(device, jax.Device):
+            return device
+        if isinstance(device, str):
+            kind, _, index = device.partition(":")
+            try:
+                return jax.devices(kind)[int(index or 0)]
+            except (RuntimeError, IndexError, ValueError):
+                pass
+        return jax.devices()[0]
+
+    @property
+    def backend(self) -> str:
+        """Array type produced by wrappers, memories and preprocessors: ``"numpy"`` or ``"jax"``."""
+        return self._backend
+
+    @backend.setter
+    def backend(self, value: str) -> None:
+        if value not in ("numpy", "jax"):
+            raise ValueError(f"config.jax.backend must be 'numpy' or 'jax', got {value!r}")
+        self._backend = value
+
+    @property
+    def key(self) -> "jax.Array":  # noqa: F821
+        """The run's root PRNG key (created from the seed on first use)."""
+        if isinstance(self._key, np.ndarray):
+            import jax
+
+            with jax.default_device(self.device):
+                self._key = jax.random.PRNGKey(int(self._key[1]))
+        return self._key
+
+    @key.setter
+    def key(self, value: Any) -> None:
+        if isinstance(value, (int, float)):
+            value = np.array([0, int(value)], dtype=np.uint32)
+        self._key = value
+
+    @property
+    def device(self) -> "jax.Device":  # noqa: F821
+        self._device = self.parse_device(self._device)
+        return self._device
+
+    @device.setter
+    def device(self, device: Any) -> None:
+        self._device = device
+        if not isinstance(self._key, np.ndarray):  # re-create the key on the new device
+            import jax
+
+            self._key = np.asarray(jax.device_get(self._key), dtype=np.uint32)
+
+    @property
+    def local_rank(self) -> int:
+        return self._local_rank
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        return self._world_size
+
+    @property
+    def coordinator_address(self) -> str:
+        return self._coordinator_address
+
+    @property
+    def is_distributed(self) -> bool:
+        return self._world_size > 1
+
+
+class _Config:
+    def __init__(self) -> None:
+        self.torch = _TorchConfig()
+        self.jax = _JaxConfig()
+
+
+config = _Config()

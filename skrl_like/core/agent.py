@@ -1,0 +1,352 @@
+"""The backend-neutral half of ``Agent``: experiment directory, tracking, TensorBoard, checkpoints, hooks.
+
+A backend's ``Agent`` subclasses :class:`AgentCore` and supplies only what touches tensors:
+device parsing, placing models, reading/writing module states, and the episode-tracker buffers.
+"""
+
+import collections
+import datetime
+import os
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
+
+import numpy as np
+
+from skrl_like import logger
+from skrl_like.core.io import atomic_write
+from skrl_like.core.spaces import compute_space_size
+from skrl_like.core.tensorboard import SummaryWriter
+from skrl_like.core.tracking import EpisodeTracker
+
+_WORST_REWARD = -(2**31)
+
+
+class AgentCore:
+    """Base class of every agent (see a backend's ``Agent`` for the public signature).
+
+    :param models: ``{role: model}``; ``None`` values are allowed (an absent optional model).
+    :param memory: a memory, ``None``, or a list/tuple of memories (the first is used for learning,
+        the others receive copies of every sample, e.g. to export data).
+    :param observation_space: the space, shape or size of one observation.
+    :param action_space: the space, shape or size of one action.
+    :param device: where the agent computes; ``None`` picks the backend's default device.
+    :param cfg: the agent's configuration (already merged with its defaults by the algorithm).
+    """
+
+    checkpoint_extension = ""  # ".pt" (torch) or ".pickle" (JAX)
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Any = None,
+        action_space: Any = None,
+        device: Any = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        if not isinstance(models, Mapping):
+            raise TypeError(
+                f"{type(self).__name__}: models must be a dict mapping roles to models, e.g. "
+                f"{{'policy': policy, 'value': value}}; got {type(models).__name__}"
+            )
+        self.models = dict(models)
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.cfg = cfg if cfg is not None else {}
+        self.device = self._parse_device(device)
+
+        if isinstance(memory, (list, tuple)):
+            self.memory = memory[0] if memory else None
+            self.secondary_memories = list(memory[1:])
+        else:
+            self.memory = memory
+            self.secondary_memories = []
+
+        self._place_models()
+        self._check_model_spaces()
+
+        experiment = self.cfg.get("experiment", {})
+        self.tracking_data: Dict[str, list] = collections.defaultdict(list)
+        self.write_interval: Union[int, str] = experiment.get("write_interval", "auto")
+        self.checkpoint_interval: Union[int, str] = experiment.get("checkpoint_interval", "auto")
+        self.checkpoint_store_separately = experiment.get("store_separately", False)
+        self.checkpoint_modules: Dict[str, Any] = {}
+        self.checkpoint_best_modules = {"timestep": 0, "reward": _WORST_REWARD, "saved": False, "modules": {}}
+        self.training = True
+        self.writer: Optional[SummaryWriter] = None
+        self._tracker: Optional[EpisodeTracker] = None
+
+        directory = experiment.get("directory", "") or os.path.join(os.getcwd(), "runs")
+        name = experiment.get("experiment_name", "") or "{}_{}".format(
+            datetime.datetime.now().strftime("%y-%m-%d_%H-%M-%S-%f"), type(self).__name__
+        )
+        self.experiment_dir = os.path.join(directory, name)
+
+    # -- backend hooks ---------------------------------------------------------------------------------------
+
+    def _parse_device(self, device: Any) -> Any:
+        raise NotImplementedError
+
+    def _place_models(self) -> None:
+        """Move the models where the agent computes (torch); nothing to do in JAX."""
+
+    def _get_internal_value(self, module: Any) -> Any:
+        """The savable state of a checkpoint module."""
+        raise NotImplementedError
+
+    def _copy_state(self, state: Any) -> Any:
+        raise NotImplementedError
+
+    def _write_states(self, states: Any, file: Any) -> None:
+        """Serialize ``states`` (a module state or a dict of them) into an open binary file."""
+        raise NotImplementedError
+
+    def _read_states(self, path: str) -> Any:
+        raise NotImplementedError
+
+    def _restore_state(self, name: str, module: Any, state: Any) -> None:
+        """Load ``state`` into ``module``; raise on a mismatch (wrapped by :meth:`load`)."""
+        raise NotImplementedError
+
+    def _make_tracker(self, capacity: int) -> EpisodeTracker:
+        raise NotImplementedError
+
+    # -- validation helpers used by algorithms -----------------------------------------------------------------
+
+    def _require_models(self, roles: Iterable[str]) -> None:
+        """Fail clearly when a role the algorithm needs has no model."""
+        missing = [role for role in roles if self.models.get(role) is None]
+        if missing:
+            given = sorted(role for role, model in self.models.items() if model is not None)
+            raise ValueError(
+                f"{type(self).__name__} needs a model for role(s) {missing}; got models for {given}. "
+                f"Pass models={{{', '.join(repr(r) + ': ...' for r in roles)}}}"
+            )
+
+    def _check_model_spaces(self) -> None:
+        """Each model must have been built for the agent's observation and action spaces."""
+        expected = {
+            "observation": compute_space_size(self.observation_space),
+            "action": compute_space_size(self.action_space),
+        }
+        for role, model in self.models.items():
+            if model is None:
+                continue
+            for kind, size in expected.items():
+                model_space = getattr(model, f"{kind}_space", None)
+                if size and model_space is not None and compute_space_size(model_space) != size:
+                    raise ValueError(
+                        f"{type(self).__name__}: the '{role}' model was built for an {kind} space of size "
+                        f"{compute_space_size(model_space)}, but the agent's {kind} space has size {size}. "
+                        f"Build the model with the environment's {kind}_space"
+                    )
+
+    # -- public API --------------------------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        lines = [f"Agent: {repr(self)}"]
+        for key, value in self.cfg.items():
+            if isinstance(value, dict):
+                lines.append(f"  |-- {key}")
+                lines.extend(f"  |     |-- {k}: {v}" for k, v in value.items())
+            else:
+                lines.append(f"  |-- {key}: {value}")
+        return "\n".join(lines)
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Resolve ``"auto"`` intervals from ``trainer_cfg["timesteps"]`` and create the writer and folders."""
+        trainer_cfg = trainer_cfg or {}
+        if self._is_distributed_worker():
+            self.write_interval = 0
+            self.checkpoint_interval = 0
+        timesteps = trainer_cfg.get("timesteps", 0)
+        if self.write_interval == "auto":
+            self.write_interval = int(timesteps / 100)
+        if self.checkpoint_interval == "auto":
+            self.checkpoint_interval = int(timesteps / 10)
+        for name in ("write_interval", "checkpoint_interval"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"cfg['experiment']['{name}'] must be 'auto' or an int >= 0, got {value!r}")
+
+        if self.cfg.get("experiment", {}).get("wandb", False):
+            self._init_wandb(trainer_cfg)
+        if self.write_interval > 0:
+            self.writer = SummaryWriter(log_dir=self.experiment_dir)
+            self._tracker = self._make_tracker(min(self.write_interval, 4096))
+        if self.checkpoint_interval > 0:
+            os.makedirs(os.path.join(self.experiment_dir, "checkpoints"), exist_ok=True)
+
+    def _is_distributed_worker(self) -> bool:
+        return False
+
+    def _init_wandb(self, trainer_cfg: Mapping[str, Any]) -> None:
+        import copy
+
+        import wandb  # optional dependency, imported only when asked for
+
+        kwargs = copy.deepcopy(self.cfg["experiment"].get("wandb_kwargs", {}))
+        kwargs.setdefault("name", os.path.basename(self.experiment_dir))
+        kwargs.setdefault("sync_tensorboard", True)
+        kwargs.setdefault("config", {})
+        kwargs["config"].update({**self.cfg, **trainer_cfg})
+        wandb.init(**kwargs)
+
+    def track_data(self, tag: str, value: Any) -> None:
+        """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
+
+        ``value`` may be a device scalar: it is converted only when written, so tracking never syncs.
+        """
+        self.tracking_data[tag].append(value)
+
+    def write_tracking_data(self, timestep: int, timesteps: int) -> None:
+        """Write the reduced tracking data at ``timestep`` and clear it."""
+        self._collect_episodes()
+        for tag, values in self.tracking_data.items():
+            numbers = [float(v) for v in values]
+            if tag.endswith("(min)"):
+                value = np.min(numbers)
+            elif tag.endswith("(max)"):
+                value = np.max(numbers)
+            else:
+                value = np.mean(numbers)
+            if self.writer is not None:
+                self.writer.add_scalar(tag, value, timestep)
+        if self.writer is not None:
+            self.writer.flush()
+        self.tracking_data.clear()
+
+    def _collect_episodes(self) -> None:
+        if self._tracker is not None:
+            for tag, values in self._tracker.collect().items():
+                self.tracking_data[tag].extend(values)
+
+    def write_checkpoint(self, timestep: Optional[int], timesteps: int) -> None:
+        """Write the checkpoint modules to ``<experiment_dir>/checkpoints/`` (atomically), and the best ones."""
+        tag = str(timestep) if timestep is not None else datetime.datetime.now().strftime("%y-%m-%d_%H-%M-%S-%f")
+        directory = os.path.join(self.experiment_dir, "checkpoints")
+        ext = self.checkpoint_extension
+        if self.checkpoint_store_separately:
+            for name, module in self.checkpoint_modules.items():
+                self._write_file(os.path.join(directory, f"{name}_{tag}{ext}"), self._get_internal_value(module))
+        else:
+            states = {name: self._get_internal_value(module) for name, module in self.checkpoint_modules.items()}
+            self._write_file(os.path.join(directory, f"agent_{tag}{ext}"), states)
+
+        best = self.checkpoint_best_modules
+        if best["modules"] and not best["saved"]:
+            if self.checkpoint_store_separately:
+                for name, state in best["modules"].items():
+                    self._write_file(os.path.join(directory, f"best_{name}{ext}"), state)
+            else:
+                self._write_file(os.path.join(directory, f"best_agent{ext}"), best["modules"])
+            best["saved"] = True
+
+    def _write_file(self, path: str, states: Any) -> None:
+        atomic_write(path, lambda file: self._write_states(states, file))
+
+    def save(self, path: str) -> None:
+        """Save every checkpoint module to ``path`` (written atomically: an existing file is never torn)."""
+        self._write_file(path, {name: self._get_internal_value(m) for name, m in self.checkpoint_modules.items()})
+
+    def load(self, path: str) -> None:
+        """Load a file written by :meth:`save` or a whole-agent checkpoint.
+
+        :raises FileNotFoundError: ``path`` does not exist.
+        :raises ValueError: the file is corrupt, not an agent checkpoint, or does not match this agent.
+        """
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Checkpoint '{path}' does not exist")
+        try:
+            states = self._read_states(path)
+        except Exception as error:
+            raise ValueError(
+                f"Checkpoint '{path}' could not be read ({type(error).__name__}: {error}); "
+                "the file is corrupt or was not written by Agent.save / a checkpoint"
+            ) from error
+        if not isinstance(states, dict):
+            raise ValueError(
+                f"Checkpoint '{path}' holds a {type(states).__name__}, not an agent's modules; "
+                "to load one model's weights use model.load(path)"
+            )
+        unknown = sorted(set(states) - set(self.checkpoint_modules))
+        if unknown and not set(states) & set(self.checkpoint_modules):
+            raise ValueError(
+                f"Checkpoint '{path}' has modules {sorted(states)}, none of which this "
+                f"{type(self).__name__} has ({sorted(self.checkpoint_modules)})"
+            )
+        for name in unknown:
+            logger.warning(f"Cannot load the '{name}' module: {type(self).__name__} has no such module")
+        for name in sorted(set(self.checkpoint_modules) - set(states)):
+            logger.warning(f"Checkpoint '{path}' has no '{name}' module: it keeps its current state")
+        for name, state in states.items():
+            if name not in self.checkpoint_modules:
+                continue
+            try:
+                self._restore_state(name, self.checkpoint_modules[name], state)
+            except (RuntimeError, ValueError, KeyError, TypeError) as error:
+                raise ValueError(
+                    f"Checkpoint '{path}' does not match this agent's '{name}' module: {error}"
+                ) from error
+
+    def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
+        raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")
+
+    def set_mode(self, mode: str) -> None:
+        """Put every model in ``"train"`` or ``"eval"`` mode."""
+        for model in self.models.values():
+            if model is not None:
+                model.set_mode(mode)
+
+    def set_running_mode(self, mode: str) -> None:
+        """Tell the agent whether it is training (``"train"``) or evaluating (``"eval"``)."""
+        if mode not in ("train", "eval"):
+            raise ValueError(f"Running mode must be 'train' or 'eval', got {mode!r}")
+        self.training = mode == "train"
+
+    def act(self, states: Any, timestep: int, timesteps: int) -> Any:
+        raise NotImplementedError
+
+    def record_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics (only when writing to TensorBoard); algorithms then store the transition."""
+        if self._tracker is not None:
+            self._tracker.record(rewards, terminated, truncated)
+
+    def pre_interaction(self, timestep: int, timesteps: int) -> None:
+        """Called before each interaction step (no-op for most algorithms)."""
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """Write checkpoints and TensorBoard data when their intervals come round."""
+        timestep += 1
+        if timestep > 1 and self.checkpoint_interval > 0 and timestep % self.checkpoint_interval == 0:
+            self._collect_episodes()
+            reward = np.mean(self.tracking_data.get("Reward / Total reward (mean)", [_WORST_REWARD]))
+            if reward > self.checkpoint_best_modules["reward"]:
+                self.checkpoint_best_modules.update(
+                    timestep=timestep,
+                    reward=reward,
+                    saved=False,
+                    modules={
+                        name: self._copy_state(self._get_internal_value(module))
+                        for name, module in self.checkpoint_modules.items()
+                    },
+                )
+            self.write_checkpoint(timestep, timesteps)
+        if timestep > 1 and self.write_interval > 0 and timestep % self.write_interval == 0:
+            self.write_tracking_data(timestep, timesteps)
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        raise NotImplementedError
+
+    def _empty_preprocessor(self, _input: Any, *args: Any, **kwargs: Any) -> Any:
+        return _input

@@ -1,0 +1,84 @@
+"""Episode statistics gathered without a host sync per step.
+
+Each step's rewards and done flags are copied into pre-allocated rows (one cheap device op each);
+the statistics are computed in NumPy only when they are written (every ``write_interval`` steps).
+"""
+
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+
+class EpisodeTracker:
+    """Rolling record of rewards and episode ends, reduced to the base agent's TensorBoard tags.
+
+    :param allocate: ``allocate(like, rows, boolean) -> buffer`` of shape ``(rows, *like.shape)``.
+    :param write_rewards: ``write_rewards(buffer, row, rewards)`` copies one step's rewards into a row.
+    :param write_dones: ``write_dones(buffer, row, terminated, truncated)`` stores ``terminated | truncated``.
+    :param to_numpy: ``to_numpy(buffer) -> np.ndarray``.
+    :param capacity: rows kept before the record is reduced (and the rows reused).
+    """
+
+    def __init__(
+        self,
+        allocate: Callable[[Any, int, bool], Any],
+        write_rewards: Callable[[Any, int, Any], Any],
+        write_dones: Callable[[Any, int, Any, Any], Any],
+        to_numpy: Callable[[Any], np.ndarray],
+        capacity: int,
+    ) -> None:
+        self._allocate = allocate
+        self._write_rewards = write_rewards
+        self._write_dones = write_dones
+        self._to_numpy = to_numpy
+        self.capacity = max(1, int(capacity))
+        self._rewards = None
+        self._dones = None
+        self._rows = 0
+        self._returns = None  # running return and length of the episode each env is in (host side)
+        self._lengths = None
+        self._pending: Dict[str, List[float]] = {}
+
+    def record(self, rewards: Any, terminated: Any, truncated: Any) -> None:
+        if self._rewards is None:
+            self._rewards = self._allocate(rewards, self.capacity, False)
+            self._dones = self._allocate(rewards, self.capacity, True)
+        self._rewards = self._write_rewards(self._rewards, self._rows, rewards)
+        self._dones = self._write_dones(self._dones, self._rows, terminated, truncated)
+        self._rows += 1
+        if self._rows == self.capacity:
+            self._reduce()
+
+    def _reduce(self) -> None:
+        if not self._rows:
+            return
+        rewards = self._to_numpy(self._rewards)[: self._rows].reshape(self._rows, -1).astype(np.float64)
+        dones = self._to_numpy(self._dones)[: self._rows].reshape(self._rows, -1).astype(bool)
+        self._rows = 0
+        if self._returns is None:
+            self._returns = np.zeros(rewards.shape[1])
+            self._lengths = np.zeros(rewards.shape[1], dtype=np.int64)
+        pending = self._pending
+        pending.setdefault("Reward / Instantaneous reward (max)", []).append(rewards.max())
+        pending.setdefault("Reward / Instantaneous reward (min)", []).append(rewards.min())
+        pending.setdefault("Reward / Instantaneous reward (mean)", []).append(rewards.mean())
+        finished_returns, finished_lengths = [], []
+        for step_rewards, step_dones in zip(rewards, dones):
+            self._returns += step_rewards
+            self._lengths += 1
+            if step_dones.any():
+                finished_returns.extend(self._returns[step_dones])
+                finished_lengths.extend(self._lengths[step_dones])
+                self._returns[step_dones] = 0
+                self._lengths[step_dones] = 0
+        if finished_returns:
+            for name, values in (("Reward / Total reward", finished_returns), ("Episode / Total timesteps", finished_lengths)):
+                pending.setdefault(f"{name} (max)", []).append(float(np.max(values)))
+                pending.setdefault(f"{name} (min)", []).append(float(np.min(values)))
+                pending.setdefault(f"{name} (mean)", []).append(float(np.mean(values)))
+
+    def collect(self) -> Dict[str, List[float]]:
+        """Reduce what was recorded since the last call and return ``{tag: [values]}`` (then forget it)."""
+        self._reduce()
+        pending, self._pending = self._pending, {}
+        return pending

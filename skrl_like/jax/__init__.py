@@ -1,0 +1,1 @@
+"""The JAX backend (flax linen models, optax optimizers). Never imports torch."""

@@ -1,0 +1,1 @@
+"""Resources: preprocessors, schedulers, noises, optimizers."""

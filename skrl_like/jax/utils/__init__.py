@@ -1,0 +1,1 @@
+"""Utilities that touch tensors."""

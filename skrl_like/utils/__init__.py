@@ -1,0 +1,64 @@
+"""Backend-neutral utilities."""
+
+import os
+import random
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+
+from skrl_like import config, logger
+
+
+def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
+    """Seed Python's, NumPy's and the backends' random generators and return the seed used.
+
+    :param seed: the seed; ``None`` draws one from ``os.urandom``.
+    :param deterministic: torch only: make cuDNN deterministic (slower).
+
+    torch is seeded now if it is already imported, else when ``skrl_like.torch`` is first imported,
+    so a JAX program never loads torch.
+    The environment is not seeded (as in skrl): seed it with ``env.reset(seed=...)`` if needed.
+    """
+    if seed is None:
+        try:
+            seed = int.from_bytes(os.urandom(4), sys.byteorder)
+        except NotImplementedError:
+            seed = int(time.time() * 1000)
+        seed %= 2**31
+    seed = int(seed)
+    if config.torch.is_distributed:
+        seed += config.torch.rank
+    if config.jax.is_distributed:
+        seed += config.jax.rank
+    logger.info(f"Seed: {seed}")
+
+    random.seed(seed)
+    np.random.seed(seed)
+    config.torch._pending_seed = (seed, deterministic)
+    if "torch" in sys.modules:
+        seed_torch()
+    config.jax.key = seed
+    return seed
+
+
+def seed_torch() -> None:
+    """Apply a seed given to :func:`set_seed` before torch was imported (called by ``skrl_like.torch``)."""
+    pending = getattr(config.torch, "_pending_seed", None)
+    if pending is None:
+        return
+    import torch
+
+    seed, deterministic = pending
+    config.torch._pending_seed = None
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    if deterministic:
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+        logger.warning("cuDNN deterministic mode is on: it can be slower (also set CUBLAS_WORKSPACE_CONFIG)")
+
+
+__all__ = ["set_seed"]
