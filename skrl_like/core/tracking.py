@@ -59,9 +59,10 @@ class EpisodeTracker:
             self._returns = np.zeros(rewards.shape[1])
             self._lengths = np.zeros(rewards.shape[1], dtype=np.int64)
         pending = self._pending
-        pending.setdefault("Reward / Instantaneous reward (max)", []).append(rewards.max())
-        pending.setdefault("Reward / Instantaneous reward (min)", []).append(rewards.min())
-        pending.setdefault("Reward / Instantaneous reward (mean)", []).append(rewards.mean())
+        # one entry per step (and below, per episode) so that the mean taken at write time is exact
+        pending.setdefault("Reward / Instantaneous reward (max)", []).extend(rewards.max(axis=1))
+        pending.setdefault("Reward / Instantaneous reward (min)", []).extend(rewards.min(axis=1))
+        pending.setdefault("Reward / Instantaneous reward (mean)", []).extend(rewards.mean(axis=1))
         finished_returns, finished_lengths = [], []
         for step_rewards, step_dones in zip(rewards, dones):
             self._returns += step_rewards
@@ -73,9 +74,8 @@ class EpisodeTracker:
                 self._lengths[step_dones] = 0
         if finished_returns:
             for name, values in (("Reward / Total reward", finished_returns), ("Episode / Total timesteps", finished_lengths)):
-                pending.setdefault(f"{name} (max)", []).append(float(np.max(values)))
-                pending.setdefault(f"{name} (min)", []).append(float(np.min(values)))
-                pending.setdefault(f"{name} (mean)", []).append(float(np.mean(values)))
+                for reduction in ("max", "min", "mean"):
+                    pending.setdefault(f"{name} ({reduction})", []).extend(values)
 
     def collect(self) -> Dict[str, List[float]]:
         """Reduce what was recorded since the last call and return ``{tag: [values]}`` (then forget it)."""

@@ -309,8 +309,10 @@ class SequentialTrainerCore(TrainerCore):
     Combined with a backend's ``Trainer``: ``class SequentialTrainer(SequentialTrainerCore, Trainer)``.
     """
 
+    default_config = TRAINER_DEFAULT_CONFIG  # the backend module's *_TRAINER_DEFAULT_CONFIG
+
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, merge_config(TRAINER_DEFAULT_CONFIG, cfg, f"{type(self).__name__} cfg"))
+        super().__init__(env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg"))
         self._init_agents()
 
     def train(self) -> None:
@@ -325,8 +327,10 @@ class SequentialTrainerCore(TrainerCore):
 class StepTrainerCore(TrainerCore):
     """Each ``train()``/``eval()`` call runs exactly one interaction step and returns its outputs."""
 
+    default_config = TRAINER_DEFAULT_CONFIG
+
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, merge_config(TRAINER_DEFAULT_CONFIG, cfg, f"{type(self).__name__} cfg"))
+        super().__init__(env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg"))
         self._check_single_agent_env()
         self._init_agents()
         self._timestep = 0

@@ -1,0 +1,63 @@
+"""The torch ``Agent`` base: the neutral bookkeeping plus what touches tensors (devices, state dicts)."""
+
+import copy
+from typing import Any, BinaryIO
+
+import torch
+
+from skrl_like import config
+from skrl_like.core.agent import AgentCore
+from skrl_like.core.tracking import EpisodeTracker
+
+
+def _allocate(like: torch.Tensor, rows: int, boolean: bool) -> torch.Tensor:
+    return torch.empty((rows, *like.shape), dtype=torch.bool if boolean else torch.float32, device=like.device)
+
+
+def _write_rewards(buffer: torch.Tensor, row: int, rewards: torch.Tensor) -> torch.Tensor:
+    buffer[row].copy_(rewards)
+    return buffer
+
+
+def _write_dones(buffer: torch.Tensor, row: int, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+    torch.logical_or(terminated, truncated, out=buffer[row])
+    return buffer
+
+
+class Agent(AgentCore):
+    __doc__ = AgentCore.__doc__
+
+    checkpoint_extension = ".pt"
+
+    def _parse_device(self, device: Any) -> torch.device:
+        return config.torch.parse_device(device)
+
+    def _place_models(self) -> None:
+        for model in self.models.values():
+            if model is not None:
+                model.to(model.device)
+
+    def _get_internal_value(self, module: Any) -> Any:
+        return module.state_dict() if hasattr(module, "state_dict") else module
+
+    def _copy_state(self, state: Any) -> Any:
+        return copy.deepcopy(state)
+
+    def _write_states(self, states: Any, file: BinaryIO) -> None:
+        torch.save(states, file)
+
+    def _read_states(self, path: str) -> Any:
+        return torch.load(path, map_location=self.device, weights_only=False)
+
+    def _restore_state(self, name: str, module: Any, state: Any) -> None:
+        if not hasattr(module, "load_state_dict"):
+            raise NotImplementedError(f"The '{name}' module ({type(module).__name__}) cannot load a state")
+        module.load_state_dict(state)
+        if hasattr(module, "eval"):
+            module.eval()
+
+    def _make_tracker(self, capacity: int) -> EpisodeTracker:
+        return EpisodeTracker(_allocate, _write_rewards, _write_dones, lambda b: b.cpu().numpy(), capacity)
+
+    def _is_distributed_worker(self) -> bool:
+        return config.torch.is_distributed and config.torch.rank != 0

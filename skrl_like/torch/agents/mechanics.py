@@ -1,0 +1,52 @@
+"""Mechanics shared by the torch algorithms, one function each: GAE, gradient clipping, scheduler steps."""
+
+from typing import Any, Iterable, Optional, Tuple
+
+import torch
+
+from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+
+
+def compute_gae(
+    rewards: torch.Tensor,
+    dones: torch.Tensor,
+    values: torch.Tensor,
+    next_values: torch.Tensor,
+    discount_factor: float = 0.99,
+    lambda_coefficient: float = 0.95,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimation over a time-major rollout.
+
+    :param rewards: ``(T, N, 1)`` rewards.
+    :param dones: ``(T, N, 1)`` ``terminated | truncated`` (bool or 0/1): no bootstrap across an episode end.
+    :param values: ``(T, N, 1)`` value estimates of the visited states.
+    :param next_values: ``(N, 1)`` value estimate of the state after the last step.
+    :return: ``(returns, advantages)``, advantages normalised to zero mean and unit (unbiased) std.
+    """
+    not_dones = dones.logical_not().to(values.dtype)
+    advantages = torch.empty_like(rewards)
+    advantage = torch.zeros_like(next_values)
+    rollouts = rewards.shape[0]
+    for step in reversed(range(rollouts)):
+        next_value = values[step + 1] if step < rollouts - 1 else next_values
+        advantage = rewards[step] - values[step] + discount_factor * not_dones[step] * (next_value + lambda_coefficient * advantage)
+        advantages[step] = advantage
+    returns = advantages + values
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    return returns, advantages
+
+
+def clip_gradients(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> None:
+    """Scale the gradients so that their joint L2 norm is at most ``max_norm`` (``<= 0`` disables)."""
+    if max_norm > 0:
+        torch.nn.utils.clip_grad_norm_(parameters, max_norm, foreach=True)
+
+
+def step_scheduler(scheduler: Optional[Any], kl_divergences: list) -> None:
+    """Step a learning-rate scheduler once: ``KLAdaptiveLR`` gets the mean KL, any other scheduler none."""
+    if scheduler is None:
+        return
+    if isinstance(scheduler, KLAdaptiveLR):
+        scheduler.step(torch.stack(kl_divergences).mean() if kl_divergences else None)
+    else:
+        scheduler.step()

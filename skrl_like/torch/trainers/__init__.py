@@ -1,0 +1,7 @@
+"""Trainers (torch): ``SequentialTrainer``, ``StepTrainer``, ``ParallelTrainer``."""
+
+from skrl_like.torch.trainers.base import Trainer, generate_equally_spaced_scopes
+from skrl_like.torch.trainers.sequential import SequentialTrainer
+from skrl_like.torch.trainers.step import StepTrainer
+
+__all__ = ["Trainer", "generate_equally_spaced_scopes", "SequentialTrainer", "StepTrainer"]

@@ -1,0 +1,28 @@
+"""The torch ``Trainer`` base: the neutral loops plus torch's no-grad context and stacking."""
+
+from typing import Any, List
+
+import torch
+
+from skrl_like import config
+from skrl_like.core.trainer import TrainerCore, generate_equally_spaced_scopes
+
+
+class Trainer(TrainerCore):
+    __doc__ = TrainerCore.__doc__
+
+    def _no_grad(self) -> Any:
+        return torch.no_grad()
+
+    def _stack(self, arrays: List[torch.Tensor]) -> torch.Tensor:
+        return torch.vstack(arrays)
+
+    def _info_scalar(self, value: Any) -> Any:
+        # kept as a tensor: it is converted when written, so logging never syncs the device
+        return value if isinstance(value, torch.Tensor) and value.numel() == 1 else None
+
+    def _is_distributed_worker(self) -> bool:
+        return config.torch.is_distributed and config.torch.rank != 0
+
+
+__all__ = ["Trainer", "generate_equally_spaced_scopes"]
