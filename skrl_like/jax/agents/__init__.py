@@ -1,0 +1,5 @@
+"""Agents (JAX)."""
+
+from skrl_like.jax.agents.base import Agent
+
+__all__ = ["Agent"]

@@ -1,0 +1,93 @@
+"""The JAX ``Agent`` base: the neutral bookkeeping plus flax serialization of module states.
+
+Checkpoint modules are models and preprocessors (objects with a ``state_dict`` whose ``params`` are saved)
+and optimizers (immutable objects with an optax ``state``). Because optimizers are rebound after every
+step (``opt = opt.step(...)``), algorithms keep them *in* ``checkpoint_modules`` and read them from there,
+so what is saved is always the current state and a loaded state is what the next update uses.
+"""
+
+import copy
+import pickle
+from typing import Any, BinaryIO
+
+import flax.serialization
+import jax
+import numpy as np
+
+from skrl_like import config
+from skrl_like.core.agent import AgentCore
+from skrl_like.core.tracking import EpisodeTracker
+
+
+def _allocate(like: Any, rows: int, boolean: bool) -> np.ndarray:
+    return np.zeros((rows, *np.shape(like)), dtype=bool if boolean else np.float32)
+
+
+def _write_rewards(buffer: np.ndarray, row: int, rewards: Any) -> np.ndarray:
+    buffer[row] = rewards
+    return buffer
+
+
+def _write_dones(buffer: np.ndarray, row: int, terminated: Any, truncated: Any) -> np.ndarray:
+    np.logical_or(terminated, truncated, out=buffer[row])
+    return buffer
+
+
+class Agent(AgentCore):
+    __doc__ = AgentCore.__doc__
+
+    checkpoint_extension = ".pickle"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._jax = config.jax.backend == "jax"
+
+    def _parse_device(self, device: Any) -> jax.Device:
+        return config.jax.parse_device(device)
+
+    def _get_internal_value(self, module: Any) -> Any:
+        if hasattr(module, "state_dict"):
+            return module.state_dict.params
+        if hasattr(module, "state"):  # optimizer: its optax state
+            return module.state
+        return module
+
+    def _copy_state(self, state: Any) -> Any:
+        with jax.default_device(self.device):
+            return copy.deepcopy(state)
+
+    def _write_states(self, states: Any, file: BinaryIO) -> None:
+        if isinstance(states, dict):
+            payload = {name: flax.serialization.to_bytes(state) for name, state in states.items()}
+        else:
+            payload = flax.serialization.to_bytes(states)
+        pickle.dump(payload, file, protocol=4)
+
+    def _read_states(self, path: str) -> Any:
+        with open(path, "rb") as file:
+            return pickle.load(file)
+
+    def _restore_state(self, name: str, module: Any, state: Any) -> None:
+        current = self._get_internal_value(module)
+        restored = flax.serialization.from_bytes(current, state)
+        mismatched = [
+            f"{jax.tree_util.keystr(path)}: checkpoint {np.shape(new)} vs agent {np.shape(old)}"
+            for (path, old), new in zip(
+                jax.tree_util.tree_leaves_with_path(current), jax.tree_util.tree_leaves(restored)
+            )
+            if np.shape(old) != np.shape(new)
+        ]
+        if mismatched:
+            raise ValueError("shapes differ: " + "; ".join(mismatched))
+        if hasattr(module, "state_dict"):
+            module.state_dict = module.state_dict.replace(params=restored)
+        elif hasattr(module, "state"):
+            self.checkpoint_modules[name] = module.replace(state=restored)
+        else:
+            raise NotImplementedError(f"The '{name}' module ({type(module).__name__}) cannot load a state")
+
+    def _make_tracker(self, capacity: int) -> EpisodeTracker:
+        return EpisodeTracker(_allocate, _write_rewards, _write_dones, np.asarray, capacity)
+
+    def _is_distributed_worker(self) -> bool:
+        return config.jax.is_distributed and config.jax.rank != 0

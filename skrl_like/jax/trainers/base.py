@@ -1,0 +1,27 @@
+"""The JAX ``Trainer`` base: the neutral loops plus JAX/NumPy stacking (JAX has no autograd state)."""
+
+from typing import Any, List
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skrl_like import config
+from skrl_like.core.trainer import TrainerCore, generate_equally_spaced_scopes
+
+
+class Trainer(TrainerCore):
+    __doc__ = TrainerCore.__doc__
+
+    def _stack(self, arrays: List[Any]) -> Any:
+        return jnp.vstack(arrays) if isinstance(arrays[0], jax.Array) else np.vstack(arrays)
+
+    def _info_scalar(self, value: Any) -> Any:
+        # kept as an array: it is converted when written, so logging never syncs the device
+        return value if isinstance(value, (np.ndarray, jax.Array)) and value.size == 1 else None
+
+    def _is_distributed_worker(self) -> bool:
+        return config.jax.is_distributed and config.jax.rank != 0
+
+
+__all__ = ["Trainer", "generate_equally_spaced_scopes"]
