@@ -93,6 +93,9 @@ class TrainerCore:
     def _is_distributed_worker(self) -> bool:
         return False
 
+    def _to_numpy(self, array: Any) -> Any:
+        raise NotImplementedError
+
     # -- set-up and validation -----------------------------------------------------------------------------
 
     def _setup_agents(self) -> None:
@@ -281,6 +284,42 @@ class TrainerCore:
         for timestep in self._progress():
             next_states, _, terminated, truncated, _ = self._step(states, timestep, self.timesteps, evaluate)
             states, _ = self._next_states(next_states, terminated, truncated)
+
+    def evaluate_episodes(self, num_episodes: int = 20, max_timesteps: int = 1_000_000) -> List[float]:
+        """Play ``num_episodes`` whole episodes with exploration off and return their undiscounted returns.
+
+        Actions are the policy's deterministic ``mean_actions`` (the mode, for discrete policies) unless
+        ``cfg["stochastic_evaluation"]``; nothing is learned or stored. With a vector env the first
+        ``num_episodes`` episodes to finish are returned.
+
+        :param num_episodes: how many episodes to play.
+        :param max_timesteps: a bound on interaction steps, so a policy that never ends an episode cannot hang.
+        """
+        self._check_single_agent_env()
+        if len(self._agent_list) != 1:
+            raise ValueError("evaluate_episodes needs a single agent (evaluate simultaneous agents one by one)")
+        agent = self._agent_list[0]
+        previous_mode = agent.training
+        agent.set_running_mode("eval")
+        returns: List[float] = []
+        running = None
+        states, _ = self.env.reset()
+        try:
+            for timestep in range(max_timesteps):
+                with self._no_grad():
+                    actions = self._act(states, timestep, self.timesteps, evaluate=True)
+                    next_states, rewards, terminated, truncated, _ = self.env.step(actions)
+                rewards = self._to_numpy(rewards).reshape(-1).astype(float)
+                done = (self._to_numpy(terminated) | self._to_numpy(truncated)).reshape(-1).astype(bool)
+                running = rewards if running is None else running + rewards
+                returns.extend(running[done].tolist())
+                running[done] = 0.0
+                if len(returns) >= num_episodes:
+                    return returns[:num_episodes]
+                states, _ = self._next_states(next_states, terminated, truncated)
+        finally:
+            agent.set_running_mode("train" if previous_mode else "eval")
+        raise RuntimeError(f"Only {len(returns)} of {num_episodes} episodes ended within {max_timesteps} steps")
 
     # -- public API (skrl names) -----------------------------------------------------------------------------
 

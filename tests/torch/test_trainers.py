@@ -179,3 +179,11 @@ def test_step_trainer_runs_one_step_per_call_and_counts_from_one():
 def test_trainer_str_does_not_recurse():
     text = str(SequentialTrainer(env=CountingEnv(), agents=RecordingAgent(), cfg=CFG))
     assert "Number of parallelizable environments: 4" in text
+
+
+def test_evaluate_episodes_returns_whole_episode_returns_with_mean_actions():
+    env, agent = CountingEnv(num_envs=2), RecordingAgent()  # env 0 ends every 2 steps, env 1 every 3
+    returns = SequentialTrainer(env=env, agents=agent, cfg=CFG).evaluate_episodes(num_episodes=3)
+    assert returns == [2.0, 3.0, 2.0]  # step 2: env 0; step 3: env 1; step 4: env 0
+    assert all(torch.equal(a, -torch.ones(2, 1)) for a in env.received_actions)
+    assert not any(entry[1] in ("record_transition", "post_interaction") for entry in agent.log)

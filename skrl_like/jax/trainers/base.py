@@ -20,6 +20,9 @@ class Trainer(TrainerCore):
         # kept as an array: it is converted when written, so logging never syncs the device
         return value if isinstance(value, (np.ndarray, jax.Array)) and value.size == 1 else None
 
+    def _to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
 

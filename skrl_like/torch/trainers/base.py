@@ -21,6 +21,9 @@ class Trainer(TrainerCore):
         # kept as a tensor: it is converted when written, so logging never syncs the device
         return value if isinstance(value, torch.Tensor) and value.numel() == 1 else None
 
+    def _to_numpy(self, array: torch.Tensor) -> Any:
+        return array.detach().cpu().numpy()
+
     def _is_distributed_worker(self) -> bool:
         return config.torch.is_distributed and config.torch.rank != 0
 

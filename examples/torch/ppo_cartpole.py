@@ -1,0 +1,96 @@
+"""Train PPO on CartPole-v1 (8 sync vector envs) with SequentialTrainer, then evaluate with exploration off.
+
+Run: python examples/torch/ppo_cartpole.py [--timesteps 100000] [--seed 42]
+"""
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # small MLPs run fastest on one intra-op thread
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+
+from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
+from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+from skrl_like.torch.trainers import SequentialTrainer
+from skrl_like.utils import set_seed
+
+
+class Policy(CategoricalMixin, Model):
+    def __init__(self, observation_space, action_space, device):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self, unnormalized_log_prob=True)
+        self.net = nn.Sequential(
+            nn.Linear(self.num_observations, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, self.num_actions)
+        )
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class Value(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device):
+        Model.__init__(self, observation_space, action_space, device)
+        DeterministicMixin.__init__(self)
+        self.net = nn.Sequential(
+            nn.Linear(self.num_observations, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1)
+        )
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+def make_agent(env, rollouts=64, experiment=None):
+    """PPO with the hyperparameters this repository benchmarks (docs/benchmarks.md)."""
+    cfg = {
+        **PPO_DEFAULT_CONFIG,
+        "rollouts": rollouts,
+        "learning_epochs": 8,
+        "mini_batches": 4,
+        "discount_factor": 0.99,
+        "lambda": 0.95,
+        "learning_rate": 1e-3,
+        "grad_norm_clip": 0.5,
+        "ratio_clip": 0.2,
+        "value_loss_scale": 0.5,
+        "entropy_loss_scale": 0.0,
+        "state_preprocessor": RunningStandardScaler,
+        "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
+        "value_preprocessor": RunningStandardScaler,
+        "value_preprocessor_kwargs": {"size": 1, "device": env.device},
+        "experiment": experiment or {"directory": "runs/torch/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
+    }
+    models = {
+        "policy": Policy(env.observation_space, env.action_space, env.device),
+        "value": Value(env.observation_space, env.action_space, env.device),
+    }
+    memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device=env.device)
+    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
+               action_space=env.action_space, device=env.device)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--timesteps", type=int, default=100_000, help="environment steps in total (all envs)")
+    parser.add_argument("--num-envs", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    set_seed(args.seed)
+    env = wrap_env(gym.make_vec("CartPole-v1", num_envs=args.num_envs, vectorization_mode="sync"))
+    agent = make_agent(env)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True})
+    trainer.train()
+    returns = trainer.evaluate_episodes(num_episodes=20)
+    print(f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+
+
+if __name__ == "__main__":
+    main()
