@@ -1,0 +1,288 @@
+"""PPO (torch): update math, save/load, determinism, bad input, and one short learning run."""
+
+import math
+import os
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from skrl_like.torch.agents.mechanics import compute_gae
+from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
+from skrl_like.torch.trainers import SequentialTrainer
+from skrl_like.utils import set_seed
+
+NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
+QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+
+
+class Policy(CategoricalMixin, Model):
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self)
+        self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, self.num_actions))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class Value(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        DeterministicMixin.__init__(self)
+        self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, 1))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+def cartpole(num_envs=4):
+    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
+
+
+def make_ppo(env, rollouts=16, policy_class=Policy, **cfg):
+    cfg = {**PPO_DEFAULT_CONFIG, "rollouts": rollouts, "experiment": NO_FILES, **cfg}
+    models = {"policy": policy_class(env.observation_space, env.action_space),
+              "value": Value(env.observation_space, env.action_space)}
+    memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device="cpu")
+    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
+               action_space=env.action_space, device="cpu")
+
+
+# -- GAE ------------------------------------------------------------------------------------------------------
+
+
+def test_gae_on_a_hand_computed_case_with_termination_and_truncation():
+    # gamma = lambda = 0.5. env 0 terminates at t=1; env 1 is truncated at t=0.
+    rewards = torch.tensor([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]]).unsqueeze(-1)
+    values = torch.tensor([[0.5, 0.0], [1.0, 0.0], [1.5, 0.0]]).unsqueeze(-1)
+    dones = torch.tensor([[False, True], [True, False], [False, False]]).unsqueeze(-1)
+    next_values = torch.tensor([[2.0], [1.0]])
+    returns, advantages = compute_gae(rewards, dones, values, next_values, discount_factor=0.5, lambda_coefficient=0.5)
+    # env 0: A2 = 3 - 1.5 + 0.5 * 2.0 = 2.5; A1 = 2 - 1.0 (episode ends) = 1.0; A0 = 1 - 0.5 + 0.5 * (1.0 + 0.5 * 1.0) = 1.25
+    # env 1: A2 = 1 + 0.5 * 1.0 = 1.5; A1 = 1 + 0.5 * (0 + 0.5 * 1.5) = 1.375; A0 = 1 (episode ends)
+    raw = np.array([[1.25, 1.0], [1.0, 1.375], [2.5, 1.5]])
+    np.testing.assert_allclose(returns.squeeze(-1).numpy(), raw + values.squeeze(-1).numpy(), rtol=1e-6)
+    normalised = (raw - raw.mean()) / (raw.std(ddof=1) + 1e-8)
+    np.testing.assert_allclose(advantages.squeeze(-1).numpy(), normalised, rtol=1e-5)
+
+
+# -- one update against an independent reference --------------------------------------------------------------
+
+
+def test_one_update_matches_a_reference_loss_computed_with_torch_distributions():
+    set_seed(3)
+    env = cartpole(num_envs=2)
+    agent = make_ppo(env, rollouts=8, learning_epochs=1, mini_batches=1, grad_norm_clip=0.0, value_loss_scale=0.5,
+                     discount_factor=0.9, **{"lambda": 0.8})
+    agent.init(trainer_cfg={"timesteps": 8})
+    policy, value = agent.policy, agent.value
+    initial_policy = {k: v.clone() for k, v in policy.state_dict().items()}
+    initial_value = {k: v.clone() for k, v in value.state_dict().items()}
+
+    states, _ = env.reset()
+    for timestep in range(8):
+        with torch.no_grad():
+            actions = agent.act(states, timestep, 8)[0]
+            next_states, rewards, terminated, truncated, infos = env.step(actions)
+            agent.record_transition(states=states, actions=actions, rewards=rewards, next_states=next_states,
+                                    terminated=terminated, truncated=truncated, infos=infos, timestep=timestep, timesteps=8)
+        if timestep < 7:
+            states = next_states
+    memory = agent.memory
+    observations = memory.get_tensor_by_name("states").clone()
+    taken = memory.get_tensor_by_name("actions").clone()
+    old_log_prob = memory.get_tensor_by_name("log_prob").clone()
+    rewards_memory = memory.get_tensor_by_name("rewards").clone()
+    dones = memory.get_tensor_by_name("terminated") | memory.get_tensor_by_name("truncated")
+    agent.post_interaction(7, 8)  # runs the update
+
+    # reference: recompute everything with fresh copies of the initial networks and torch.distributions
+    policy.load_state_dict(initial_policy)
+    value.load_state_dict(initial_value)
+    with torch.no_grad():
+        old_values = value.net(observations)
+        last_value = value.net(next_states)
+    advantages = torch.zeros_like(rewards_memory)
+    running = torch.zeros(2, 1)
+    for t in reversed(range(8)):
+        next_v = old_values[t + 1] if t < 7 else last_value
+        running = rewards_memory[t] - old_values[t] + 0.9 * (~dones[t]) * (next_v + 0.8 * running)
+        advantages[t] = running
+    returns = (advantages + old_values).view(-1, 1)
+    advantages = ((advantages - advantages.mean()) / (advantages.std() + 1e-8)).view(-1, 1)
+    logits = policy.net(observations.view(-1, 4))
+    new_log_prob = torch.distributions.Categorical(logits=logits).log_prob(taken.view(-1).long()).view(-1, 1)
+    ratio = torch.exp(new_log_prob - old_log_prob.view(-1, 1))
+    expected_policy_loss = -torch.min(advantages * ratio, advantages * ratio.clamp(0.8, 1.2)).mean()
+    expected_value_loss = 0.5 * ((returns - value.net(observations.view(-1, 4))) ** 2).mean()
+
+    assert float(agent.tracking_data["Loss / Policy loss"][0]) == pytest.approx(expected_policy_loss.item(), abs=1e-6)
+    assert float(agent.tracking_data["Loss / Value loss"][0]) == pytest.approx(expected_value_loss.item(), abs=1e-6)
+
+
+# -- checkpoints ------------------------------------------------------------------------------------------------
+
+
+def test_save_load_round_trip_gives_identical_actions(tmp_path):
+    set_seed(0)
+    env = cartpole()
+    first = make_ppo(env)
+    first.init(trainer_cfg={"timesteps": 100})
+    SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 40}).train()
+    path = str(tmp_path / "agent.pt")
+    first.save(path)
+
+    second = make_ppo(env)
+    second.init(trainer_cfg={"timesteps": 100})
+    second.load(path)
+    states = torch.randn(16, 4)
+    first_logits = first.act(states, 0, 1)[2]["net_output"]
+    second_logits = second.act(states, 0, 1)[2]["net_output"]
+    torch.testing.assert_close(first_logits, second_logits, rtol=0, atol=0)
+    for a, b in zip(first.optimizer.state_dict()["state"].values(), second.optimizer.state_dict()["state"].values()):
+        torch.testing.assert_close(a["exp_avg"], b["exp_avg"])
+
+
+def test_checkpoints_are_written_at_intervals_with_a_best_agent(tmp_path):
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, experiment={"directory": str(tmp_path), "experiment_name": "run",
+                                      "write_interval": 10, "checkpoint_interval": 20})
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 60}).train()
+    files = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
+    assert files == ["agent_20.pt", "agent_40.pt", "agent_60.pt", "best_agent.pt"]
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path / "run"))
+    state = torch.load(tmp_path / "run" / "checkpoints" / "agent_60.pt", weights_only=False)
+    assert set(state) == {"policy", "value", "optimizer"}
+
+
+def test_loading_a_corrupt_checkpoint_names_the_file(tmp_path):
+    agent = make_ppo(cartpole())
+    path = tmp_path / "agent.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="could not be read.*corrupt"):
+        agent.load(str(path))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        agent.load(str(tmp_path / "missing.pt"))
+
+
+def test_loading_a_checkpoint_of_another_architecture_names_the_module(tmp_path):
+    env = cartpole()
+    path = str(tmp_path / "agent.pt")
+    make_ppo(env).save(path)
+
+    class WidePolicy(Policy):
+        def __init__(self, observation_space, action_space, device="cpu"):
+            super().__init__(observation_space, action_space, device)
+            self.net = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 2))
+
+    with pytest.raises(ValueError, match="does not match this agent's 'policy' module"):
+        make_ppo(env, policy_class=WidePolicy).load(path)
+
+
+# -- determinism ------------------------------------------------------------------------------------------------
+
+
+def _short_run_losses(seed):
+    set_seed(seed)
+    env = cartpole()
+    env._env.reset(seed=seed)  # the wrapper never seeds the env (skrl behaviour): seed it once here
+    agent = make_ppo(env, learning_epochs=2)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 48})
+    trainer.train()
+    return [float(v) for v in agent.tracking_data["Loss / Policy loss"] + agent.tracking_data["Loss / Value loss"]]
+
+
+def test_a_fixed_seed_gives_identical_losses():
+    first, second = _short_run_losses(5), _short_run_losses(5)
+    assert len(first) == 6 and first == second
+    assert _short_run_losses(6) != first
+
+
+# -- bad input --------------------------------------------------------------------------------------------------
+
+
+def test_unknown_cfg_key_suggests_the_close_match():
+    with pytest.raises(ValueError, match="Unknown key 'mini_batch' in PPO cfg. Did you mean 'mini_batches'"):
+        make_ppo(cartpole(), mini_batch=4)
+
+
+def test_missing_value_model_is_named():
+    env = cartpole()
+    with pytest.raises(ValueError, match=r"PPO needs a model for role\(s\) \['value'\]; got models for \['policy'\]"):
+        PPO(models={"policy": Policy(env.observation_space, env.action_space)}, memory=None,
+            observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+
+
+def test_model_built_for_another_observation_space_is_rejected():
+    env = cartpole()
+    with pytest.raises(ValueError, match="'value' model was built for an observation space of size 3"):
+        PPO(models={"policy": Policy(env.observation_space, env.action_space),
+                    "value": Value(gymnasium.spaces.Box(-1, 1, (3,)), env.action_space)},
+            observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+
+
+def test_memory_size_must_equal_rollouts():
+    env = cartpole()
+    agent = make_ppo(env, rollouts=16)
+    agent.memory = RandomMemory(memory_size=32, num_envs=4, device="cpu")
+    with pytest.raises(ValueError, match="memory holds 32 steps but cfg\\['rollouts'\\] is 16"):
+        agent.init(trainer_cfg={"timesteps": 10})
+
+
+def test_nan_rewards_stop_the_update_with_a_clear_error():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
+    with pytest.raises(FloatingPointError, match="stored 'rewards' contain NaN"):
+        SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+
+
+# -- agents_scope with real agents -------------------------------------------------------------------------------
+
+
+def test_two_ppo_agents_share_one_vector_env():
+    set_seed(0)
+    env = cartpole(num_envs=6)
+    models = lambda: {"policy": Policy(env.observation_space, env.action_space),  # noqa: E731
+                      "value": Value(env.observation_space, env.action_space)}
+    agents = [
+        PPO(models=models(), memory=RandomMemory(memory_size=8, num_envs=n, device="cpu"),
+            cfg={"rollouts": 8, "experiment": NO_FILES}, observation_space=env.observation_space,
+            action_space=env.action_space, device="cpu")
+        for n in (2, 4)
+    ]
+    SequentialTrainer(env=env, agents=agents, agents_scope=[2, 4], cfg={**QUIET, "timesteps": 16}).train()
+    assert agents[0].memory.get_tensor_by_name("states").shape == (8, 2, 4)
+    assert agents[1].memory.get_tensor_by_name("states").shape == (8, 4, 4)
+    for agent in agents:  # both learned (two updates each)
+        assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+        assert torch.isfinite(agent.memory.get_tensor_by_name("advantages")).all()
+
+
+# -- learning ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ppo_learns_cartpole_within_20k_steps():
+    """A silent break of the algorithm fails the suite: mean return >= 150 within 20k env steps."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "torch"))
+    from ppo_cartpole import make_agent
+
+    torch.set_num_threads(1)
+    set_seed(42)
+    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"), verbose=False)
+    env._env.reset(seed=42)
+    agent = make_agent(env, experiment=NO_FILES)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 20_000 // 8})
+    trainer.train()
+    returns = trainer.evaluate_episodes(num_episodes=10)
+    assert np.mean(returns) >= 150, returns
