@@ -37,7 +37,7 @@ def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
     random.seed(seed)
     np.random.seed(seed)
     config.torch._pending_seed = (seed, deterministic)
-    if "torch" in sys.modules:
+    if sys.modules.get("torch") is not None:  # already imported (None means import blocked)
         seed_torch()
     config.jax.key = seed
     return seed

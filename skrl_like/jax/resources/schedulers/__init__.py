@@ -1,0 +1,5 @@
+"""Learning-rate schedulers for the JAX backend."""
+
+from skrl_like.jax.resources.schedulers.kl_adaptive import KLAdaptiveLR, KLAdaptiveRL, kl_adaptive
+
+__all__ = ["KLAdaptiveLR", "kl_adaptive", "KLAdaptiveRL"]

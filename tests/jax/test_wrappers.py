@@ -1,0 +1,238 @@
+"""JAX gymnasium wrappers: output contract, discrete actions, NaN check and same-step autoreset."""
+
+import functools
+
+import gymnasium
+import jax
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from skrl_like import config
+from skrl_like.core.vector_autoreset import SameStepAutoreset, get_autoreset_mode
+from skrl_like.jax.envs.wrappers import GymnasiumWrapper, MultiAgentEnvWrapper, PettingZooWrapper, wrap_env
+
+MAX_STEPS = 12  # short time limit: many truncations as well as terminations in a few hundred steps
+
+
+@pytest.fixture(params=["numpy", "jax"])
+def backend(request):
+    previous = config.jax.backend
+    config.jax.backend = request.param
+    yield request.param
+    config.jax.backend = previous
+
+
+def _array_type(backend):
+    return jax.Array if backend == "jax" else np.ndarray
+
+
+class DictObservationEnv(gymnasium.Env):
+    observation_space = spaces.Dict(
+        {"position": spaces.Box(-10, 10, (2,), dtype=np.float64), "gear": spaces.Discrete(3)}
+    )
+    action_space = spaces.Box(-1, 1, (1,))
+
+    def __init__(self, nan_at_step=None):
+        self.steps = 0
+        self.nan_at_step = nan_at_step
+
+    def _observation(self):
+        position = np.array([self.steps, -self.steps], dtype=np.float64)
+        if self.steps == self.nan_at_step:
+            position[0] = np.nan
+        return {"position": position, "gear": self.steps % 3}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.steps = 0
+        return self._observation(), {}
+
+    def step(self, action):
+        assert action.shape == (1,) and action.dtype == np.float32
+        self.steps += 1
+        return self._observation(), 0.5, self.steps >= 4, False, {}
+
+
+def test_cartpole_vector_outputs(backend):
+    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=3, vectorization_mode="sync"), verbose=False)
+    assert isinstance(env, GymnasiumWrapper) and env.num_envs == 3
+    assert env.observation_space.shape == (4,) and env.action_space == spaces.Discrete(2)
+    observations, _ = env.reset()
+    assert isinstance(observations, _array_type(backend)) and observations.shape == (3, 4)
+    # discrete actions arrive as (num_envs, 1); gymnasium >= 1.0 rejects that shape, the wrapper must reshape
+    actions = np.array([[0], [1], [1]])
+    if backend == "jax":
+        actions = jax.numpy.asarray(actions)
+    observations, rewards, terminated, truncated, info = env.step(actions)
+    for value in (observations, rewards, terminated, truncated):
+        assert isinstance(value, _array_type(backend))
+    assert observations.shape == (3, 4) and observations.dtype == np.float32
+    assert rewards.shape == (3, 1) and rewards.dtype == np.float32
+    assert terminated.shape == truncated.shape == (3, 1)
+    assert terminated.dtype == truncated.dtype == np.int8
+    assert isinstance(info, dict)
+    env.close()
+
+
+def test_pendulum_single_env_outputs(backend):
+    env = wrap_env(gymnasium.make("Pendulum-v1"), wrapper="gymnasium", verbose=False)
+    assert env.num_envs == 1
+    observations, _ = env.reset()
+    assert observations.shape == (1, 3) and isinstance(observations, _array_type(backend))
+    observations, rewards, terminated, truncated, _ = env.step(jax.numpy.zeros((1, 1)))
+    assert observations.shape == (1, 3) and observations.dtype == np.float32
+    assert rewards.shape == terminated.shape == truncated.shape == (1, 1)
+    assert terminated.dtype == np.int8
+    env.close()
+
+
+def test_dict_observations_are_flat_float32_in_sorted_key_order(backend):
+    env = wrap_env(DictObservationEnv(), wrapper="gymnasium", verbose=False)
+    env.reset()
+    observations, rewards, _, _, _ = env.step(np.array([[0.25]]))
+    # keys sorted: gear (1 column), position (2 columns); step 1 -> gear 1, position (1, -1)
+    np.testing.assert_array_equal(np.asarray(observations), [[1.0, 1.0, -1.0]])
+    assert observations.dtype == np.float32 and float(rewards[0, 0]) == 0.5
+
+
+def test_discrete_actions_reach_the_vector_env_as_a_flat_batch():
+    received = []
+
+    class Recorder(gymnasium.vector.VectorActionWrapper):
+        def actions(self, actions):
+            received.append(actions)
+            return actions
+
+    env = GymnasiumWrapper(Recorder(gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync")))
+    env.reset()
+    env.step(jax.numpy.array([[1], [0]]))
+    assert received[0].shape == (2,) and received[0].tolist() == [1, 0]
+
+
+def test_nan_observations_raise_a_clear_error():
+    env = GymnasiumWrapper(DictObservationEnv(nan_at_step=2))
+    env.reset()
+    env.step(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="NaN or infinite observations"):
+        env.step(np.zeros((1, 1)))
+
+
+def _make_cartpole():
+    return gymnasium.make("CartPole-v1", max_episode_steps=MAX_STEPS)
+
+
+def _run_against_reference(vector_env, seed=123, steps=250):
+    """Step the wrapper and one plain env per sub-environment (reset on done) with the same actions.
+
+    The plain envs are the independent reference: reset exactly when an episode ends, never stepped with an
+    action meant for another episode.
+    """
+    num_envs = vector_env.num_envs
+    vector_env.reset(seed=seed)  # seed the sub-envs; the wrapper's own reset continues their generators
+    env = GymnasiumWrapper(vector_env)
+    references = [_make_cartpole() for _ in range(num_envs)]
+    expected = []
+    for index, reference in enumerate(references):
+        reference.reset(seed=seed + index)
+        expected.append(reference.reset()[0])
+    observations, _ = env.reset()
+    np.testing.assert_allclose(observations, np.stack(expected), rtol=1e-6)
+
+    rng = np.random.default_rng(0)
+    lengths, expected_lengths = [], []
+    running, expected_running = np.zeros(num_envs, int), np.zeros(num_envs, int)
+    for _ in range(steps):
+        actions = rng.integers(0, 2, (num_envs, 1))
+        observations, rewards, terminated, truncated, _ = env.step(actions)
+        # CartPole pays 1 on every real step: a 0 would be gymnasium's next-step "reset step"
+        assert (rewards == 1).all()
+        running += 1
+        for index, reference in enumerate(references):
+            observation, reward, reference_terminated, reference_truncated, _ = reference.step(int(actions[index, 0]))
+            expected_running[index] += 1
+            if reference_terminated or reference_truncated:
+                expected_lengths.append(expected_running[index])
+                expected_running[index] = 0
+                observation, _ = reference.reset()
+            assert terminated[index, 0] == reference_terminated and truncated[index, 0] == reference_truncated
+            np.testing.assert_allclose(observations[index], observation, rtol=1e-6)
+        done = (terminated | truncated)[:, 0].astype(bool)
+        lengths.extend(running[done].tolist())
+        running[done] = 0
+    env.close()
+    assert sorted(lengths) == sorted(expected_lengths)
+    assert max(lengths) == MAX_STEPS and min(lengths) < MAX_STEPS  # both truncations and terminations occurred
+    return lengths
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
+def test_sync_vector_env_transitions_never_cross_episode_boundaries(mode):
+    autoreset_mode = gymnasium.vector.AutoresetMode[mode.upper()]
+    vector_env = gymnasium.vector.SyncVectorEnv([_make_cartpole] * 3, autoreset_mode=autoreset_mode)
+    assert get_autoreset_mode(vector_env) == mode
+    _run_against_reference(vector_env)
+
+
+def test_async_vector_env_transitions_never_cross_episode_boundaries():
+    vector_env = gymnasium.vector.AsyncVectorEnv(
+        [functools.partial(gymnasium.make, "CartPole-v1", max_episode_steps=MAX_STEPS)] * 2, context="spawn"
+    )
+    assert get_autoreset_mode(vector_env) == "next_step"
+    _run_against_reference(vector_env, steps=120)
+
+
+def test_async_without_shared_memory_in_next_step_mode_is_rejected():
+    class FakeAsync(gymnasium.vector.AsyncVectorEnv):
+        def __init__(self):  # no worker processes: only the attributes the check reads
+            self.num_envs = 2
+            self.shared_memory = False
+            self.metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP}
+
+        def __del__(self):
+            pass
+
+    with pytest.raises(ValueError, match="shared_memory=True"):
+        SameStepAutoreset(FakeAsync())
+
+
+def test_wrap_env_rejects_unknown_and_unsupported_tags():
+    env = gymnasium.make("CartPole-v1")
+    with pytest.raises(ValueError, match="Unknown wrapper type"):
+        wrap_env(env, wrapper="nonsense", verbose=False)
+    with pytest.raises(ValueError, match="not supported"):
+        wrap_env(env, wrapper="isaacgym-preview4", verbose=False)
+    with pytest.raises(ValueError, match="Unknown wrapper type"):
+        wrap_env(object(), verbose=False)
+
+
+class TwoAgentParallelEnv:
+    possible_agents = ["a", "b"]
+    agents = ["a", "b"]
+    observation_spaces = {"a": spaces.Box(-1, 1, (2,)), "b": spaces.Discrete(3)}
+    action_spaces = {"a": spaces.Box(-1, 1, (1,)), "b": spaces.Discrete(2)}
+    state_space = spaces.Box(-1, 1, (4,))
+
+    def reset(self):
+        return {"a": np.zeros(2, np.float32), "b": 1}, {"a": {}, "b": {}}
+
+    def step(self, actions):
+        assert actions["a"].shape == (1,) and isinstance(actions["b"], int)
+        observations = {"a": np.ones(2, np.float32), "b": actions["b"]}
+        return observations, {"a": 1.0, "b": 2.0}, {"a": False, "b": True}, {"a": False, "b": False}, {}
+
+    def state(self):
+        return np.arange(4, dtype=np.float32)
+
+
+def test_pettingzoo_wrapper_dicts(backend):
+    env = wrap_env(TwoAgentParallelEnv(), wrapper="pettingzoo", verbose=False)
+    assert isinstance(env, PettingZooWrapper) and isinstance(env, MultiAgentEnvWrapper)
+    assert env.num_agents == 2 and env.max_num_agents == 2 and env.state_space("a").shape == (4,)
+    observations, infos = env.reset()
+    assert observations["a"].shape == (1, 2) and observations["b"].tolist() == [[1]]
+    observations, rewards, terminated, truncated, _ = env.step({"a": np.zeros((1, 1)), "b": np.array([[1]])})
+    assert isinstance(rewards["a"], _array_type(backend))
+    assert rewards["b"].dtype == np.float32 and rewards["b"].shape == (1, 1)
+    assert terminated["b"].dtype == np.int8 and int(terminated["b"][0, 0]) == 1
+    assert env.state().shape == (1, 4)
