@@ -93,6 +93,7 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
             agent.record_transition(states=states, actions=actions, rewards=rewards, next_states=next_states,
                                     terminated=terminated, truncated=truncated, infos=infos, timestep=timestep, timesteps=8)
         if timestep < 7:
+            agent.post_interaction(timestep, 8)  # no update before the rollout is complete
             states = next_states
     memory = agent.memory
     observations = memory.get_tensor_by_name("states").clone()
