@@ -18,7 +18,7 @@ statistics of *every* sub-environment on a partial reset (transitions stay corre
 suffers): build such stacks with ``autoreset_mode=SAME_STEP`` or record statistics on the single envs.
 """
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -66,17 +66,36 @@ class SameStepAutoreset:
         self.num_envs = int(env.num_envs)
         self.last_reset_info: Optional[dict] = None
         self._done = np.zeros((self.num_envs,), dtype=np.bool_)
-        if self.autoreset_mode == NEXT_STEP:
-            self._reject_async_without_shared_memory(env)
+        if self.autoreset_mode != SAME_STEP:
+            self._reject_envs_without_partial_resets(env, self.autoreset_mode)
+
+    @property
+    def active(self) -> bool:
+        """Whether the env needs this at all (``SAME_STEP`` envs reset themselves inside the terminal step)."""
+        return self.autoreset_mode != SAME_STEP
 
     @staticmethod
-    def _reject_async_without_shared_memory(env: Any) -> None:
-        # gymnasium (checked on 1.4) clears a worker's pending autoreset on reset only when observations go
-        # through shared memory; without it the step after our partial reset would still be a bogus reset step
+    def _reject_envs_without_partial_resets(env: Any, mode: str) -> None:
         import gymnasium
 
+        if getattr(gymnasium.vector, "AutoresetMode", None) is None:
+            raise ValueError(
+                f"gymnasium {gymnasium.__version__} vector envs autoreset on the next step and cannot reset single "
+                "sub-environments: upgrade to gymnasium >= 1.1"
+            )
         base = getattr(env, "unwrapped", env)
-        if isinstance(base, gymnasium.vector.AsyncVectorEnv) and not getattr(base, "shared_memory", True):
+        # gymnasium's own vector envs honour options={"reset_mask": ...}; others (e.g. CartPoleVectorEnv, what
+        # make_vec gives without vectorization_mode) may reset every sub-environment, silently cutting episodes
+        if not isinstance(base, (gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv)):
+            raise ValueError(
+                f"{type(base).__name__} autoresets in {mode} mode and does not support resetting single "
+                "sub-environments (options={'reset_mask': ...}), so the step after an episode end would be a bogus "
+                "reset step: create it with gymnasium.make_vec(..., vectorization_mode='sync' or 'async') or with "
+                "vector_kwargs={'autoreset_mode': gymnasium.vector.AutoresetMode.SAME_STEP}"
+            )
+        # gymnasium (checked on 1.4) clears a worker's pending autoreset on reset only when observations go
+        # through shared memory; without it the step after our partial reset would still be a bogus reset step
+        if mode == NEXT_STEP and isinstance(base, gymnasium.vector.AsyncVectorEnv) and not base.shared_memory:
             raise ValueError(
                 "AsyncVectorEnv(shared_memory=False) with NEXT_STEP autoreset cannot be reset per sub-environment "
                 "in gymnasium (its workers keep the pending autoreset), so transitions would cross episode "
@@ -84,25 +103,44 @@ class SameStepAutoreset:
                 "autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP"
             )
 
-    def __call__(self, observations: Any, terminated: np.ndarray, truncated: np.ndarray) -> Any:
-        """Observations to act on after a step (reset ones for the sub-environments that just finished).
+    def __call__(self, observations: Any, terminated: np.ndarray, truncated: np.ndarray, info: Any) -> Tuple[Any, Any]:
+        """Observations to act on after a step (reset ones for the sub-environments that just finished), and info.
 
         :param observations: the batched observations ``env.step`` returned.
         :param terminated: its ``(num_envs,)`` termination flags.
         :param truncated: its ``(num_envs,)`` truncation flags.
+        :param info: its info dict; after a partial reset it gains ``final_obs`` (an object array, the terminal
+            observation of each finished sub-environment, ``None`` elsewhere) and the mask ``_final_obs``, as
+            gymnasium reports them in same-step mode.
         """
         if self.autoreset_mode == SAME_STEP:
-            return observations
+            return observations, info
         done = np.logical_or(terminated, truncated, out=self._done)
         if not done.any():
-            return observations
+            return observations, info
+        # copied before the reset: the env may reuse its observation buffer
+        final_observations = np.full(self.num_envs, None, dtype=object)
+        for index in np.nonzero(done)[0]:
+            final_observations[index] = _select_row(observations, index)
         try:
             # sub-environments outside the mask keep their last observation, so the batch is complete
-            observations, self.last_reset_info = self.env.reset(options={"reset_mask": done})
+            observations, self.last_reset_info = self.env.reset(options={"reset_mask": done.copy()})
         except (TypeError, ValueError) as error:
             raise ValueError(
                 f"Could not reset the finished sub-environments of {self.env} with a reset mask ({error}); "
                 "a vector wrapper in the stack probably does not support partial resets: build the vector env with "
                 "autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP instead"
             ) from error
-        return observations
+        info = dict(info) if isinstance(info, dict) else {}
+        info["final_obs"] = final_observations
+        info["_final_obs"] = done.copy()
+        return observations, info
+
+
+def _select_row(value: Any, index: int) -> Any:
+    """Row ``index`` of a batched observation (NumPy array, or dict/tuple of them), copied."""
+    if isinstance(value, dict):
+        return {key: _select_row(item, index) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_select_row(item, index) for item in value)
+    return np.array(value[index], copy=True)

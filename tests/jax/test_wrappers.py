@@ -236,3 +236,21 @@ def test_pettingzoo_wrapper_dicts(backend):
     assert rewards["b"].dtype == np.float32 and rewards["b"].shape == (1, 1)
     assert terminated["b"].dtype == np.int8 and int(terminated["b"][0, 0]) == 1
     assert env.state().shape == (1, 4)
+
+
+def test_shared_autoreset_rejects_vector_envs_without_partial_resets_and_reports_final_observations():
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match="does not support resetting single sub-environments"):
+        wrap_env(gym.make_vec("CartPole-v1", num_envs=2), verbose=False)  # CartPoleVectorEnv
+    env = wrap_env(gym.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
+    env.reset()
+    for _ in range(500):
+        _, _, terminated, truncated, info = env.step(np.zeros((2, 1), np.int64))
+        if (terminated | truncated).any():
+            done = (terminated | truncated).reshape(-1).astype(bool)
+            np.testing.assert_array_equal(info["_final_obs"], done)
+            assert all(info["final_obs"][i].shape == (4,) for i in np.nonzero(done)[0])
+            break
+    else:
+        pytest.fail("no episode ended")

@@ -65,7 +65,8 @@ class GymnasiumWrapper(Wrapper):
         if self._vectorized:
             self._observation_space = env.single_observation_space
             self._action_space = env.single_action_space
-            self._autoreset = SameStepAutoreset(env)
+            autoreset = SameStepAutoreset(env)
+            self._autoreset = autoreset if autoreset.active else None
             self._reset_once = True
             self._observations: Any = None
             self._info: Any = {}
@@ -102,11 +103,11 @@ class GymnasiumWrapper(Wrapper):
         """Step the environment.
 
         :param actions: flat ``(num_envs, size)`` actions (NumPy or JAX array).
-        :return: ``(observations, rewards, terminated, truncated, info)``; ``info`` as the environment gave it.
+        :return: ``(observations, rewards, terminated, truncated, info)``; for a done sub-environment of a vector env, ``observations`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``).
         """
         observations, rewards, terminated, truncated, info = self._env.step(self._to_environment_actions(actions))
-        if self._vectorized:
-            observations = self._autoreset(observations, terminated, truncated)
+        if self._vectorized and self._autoreset is not None:
+            observations, info = self._autoreset(observations, terminated, truncated, info)
         observations = flat_observations(self._observation_space, observations)
         rewards = np.asarray(rewards, dtype=np.float32).reshape(self.num_envs, -1)
         check_finite(observations, rewards, self._unwrapped)

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from skrl_like.core.vector_autoreset import SAME_STEP, SameStepAutoreset, get_autoreset_mode
+from skrl_like.core.vector_autoreset import SameStepAutoreset
 from skrl_like.torch.envs.wrappers.base import Wrapper
 from skrl_like.torch.utils.spaces import (
     flatten_tensorized_space,
@@ -57,15 +57,6 @@ def _env_name(env: Any) -> str:
     if spec is not None and getattr(spec, "id", None):
         return spec.id
     return type(env).__name__
-
-
-def _select_row(value: Any, index: int) -> Any:
-    # one sub-environment's observation out of a batched (possibly nested) observation, copied
-    if isinstance(value, dict):
-        return {key: _select_row(item, index) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_select_row(item, index) for item in value)
-    return np.array(value[index])
 
 
 def _non_finite_rows(value: Any) -> np.ndarray:
@@ -241,34 +232,8 @@ class GymnasiumWrapper(_ArrayEnvWrapper):
         # the shared (backend-neutral) mechanism that gives every vector env same-step autoreset semantics
         self._autoreset: Optional[SameStepAutoreset] = None
         if vectorized:
-            self._check_partial_resets()
-            self._autoreset = SameStepAutoreset(env)
-            if self._autoreset.autoreset_mode == SAME_STEP:
-                self._autoreset = None  # the env resets inside the terminal step itself: nothing to do
-
-    def _check_partial_resets(self) -> None:
-        """Reject next-step/disabled vector envs that cannot reset single sub-environments (module docstring)."""
-        if getattr(gymnasium.vector, "AutoresetMode", None) is None:
-            if int(gymnasium.__version__.split(".")[0]) >= 1:
-                raise ValueError(
-                    f"GymnasiumWrapper: gymnasium {gymnasium.__version__} vector envs autoreset on the next step and "
-                    "cannot reset single sub-environments: upgrade to gymnasium >= 1.1"
-                )
-            return  # gymnasium 0.x vector envs reset in the terminal step
-        mode = get_autoreset_mode(self._env)
-        if mode == SAME_STEP:
-            return
-        base = self._unwrapped
-        # gymnasium's own vector envs honour options={"reset_mask": ...}; others (e.g. CartPoleVectorEnv) may reset
-        # every sub-environment, which would silently cut running episodes
-        if not isinstance(base, (gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv)):
-            raise ValueError(
-                f"GymnasiumWrapper: {_env_name(self._env)} ({type(base).__name__}) autoresets in {mode} mode and "
-                "does not support resetting single sub-environments (options={'reset_mask': ...}), so the step "
-                "after an episode end would be a bogus reset step: create it with gymnasium.make_vec(..., "
-                "vectorization_mode='sync' or 'async') or with "
-                "vector_kwargs={'autoreset_mode': gymnasium.vector.AutoresetMode.SAME_STEP}"
-            )
+            autoreset = SameStepAutoreset(env)
+            self._autoreset = autoreset if autoreset.active else None
 
     def reset(self) -> Tuple[torch.Tensor, Any]:
         """Reset the env; a vector env is reset only on the first call (it resets its sub-environments itself).
@@ -304,9 +269,9 @@ class GymnasiumWrapper(_ArrayEnvWrapper):
 
         if self._vectorized:
             if self._autoreset is not None:
-                done = np.logical_or(terminated, truncated)
-                if done.any():
-                    observation, info = self._reset_done(observation, terminated, truncated, info, done)
+                observation, info = self._autoreset(observation, terminated, truncated, info)
+                if self.check_finite and "final_obs" in info:
+                    self._check_observations(observation, f"the reset after step {self._step_count}")
             next_states = self._observations_to_tensor(observation)
             rewards = torch.from_numpy(np.asarray(reward)).to(device=self._device, dtype=torch.float32)
             terminated = torch.from_numpy(np.asarray(terminated)).to(device=self._device, dtype=torch.bool)
@@ -324,20 +289,3 @@ class GymnasiumWrapper(_ArrayEnvWrapper):
             truncated.view(num_envs, -1),
             info,
         )
-
-    def _reset_done(
-        self, observation: Any, terminated: Any, truncated: Any, info: Any, done: np.ndarray
-    ) -> Tuple[Any, Any]:
-        # keep the terminal observations (copied: the env may reuse its buffer on reset) the way same-step
-        # autoreset reports them, then start the new episodes of the done sub-environments now
-        final_observations = np.full(self._num_envs, None, dtype=object)
-        for index in np.nonzero(done)[0]:
-            final_observations[index] = _select_row(observation, index)
-        observation = self._autoreset(observation, terminated, truncated)
-        if self.check_finite:
-            self._check_observations(observation, f"the reset after step {self._step_count}")
-        if not isinstance(info, dict):
-            info = {}
-        info["final_obs"] = final_observations
-        info["_final_obs"] = done
-        return observation, info
