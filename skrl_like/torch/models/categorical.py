@@ -1,0 +1,105 @@
+"""Categorical policies (one ``Discrete`` action)."""
+
+from typing import Any, Mapping
+
+import torch
+from torch.distributions import Categorical
+
+from skrl_like.torch.models.base import ActOutput, bad_compute_output, require_model_initialised
+
+
+def normalized_log_probabilities(net_output: torch.Tensor, unnormalized_log_prob: bool) -> tuple:
+    """Class probabilities and log-probabilities over the last axis, as ``torch.distributions.Categorical``
+    derives them (logits are normalised; probabilities are normalised and clamped to ``[eps, 1 - eps]``
+    before the logarithm).
+
+    :param net_output: logits or (unnormalised) probabilities.
+    :param unnormalized_log_prob: whether ``net_output`` holds logits.
+    :return: ``(probabilities, log_probabilities)``.
+    """
+    if unnormalized_log_prob:
+        log_probs = torch.log_softmax(net_output, dim=-1)
+        return log_probs.exp(), log_probs
+    probs = net_output / net_output.sum(dim=-1, keepdim=True)
+    eps = torch.finfo(probs.dtype).eps
+    return probs, probs.clamp(eps, 1 - eps).log()
+
+
+def entropy_from(probs: torch.Tensor, log_probs: torch.Tensor) -> torch.Tensor:
+    """``-sum(p log p)`` over the last axis, with ``-inf`` log-probabilities (impossible classes) counting 0.
+
+    :param probs: class probabilities.
+    :param log_probs: their logarithms.
+    """
+    return -(log_probs.clamp(min=torch.finfo(log_probs.dtype).min) * probs).sum(dim=-1)
+
+
+class CategoricalMixin:
+    """Turn ``compute``'s ``(net_output, outputs)`` into a sampled class index and its log-probability.
+
+    :param unnormalized_log_prob: ``True`` when ``net_output`` holds logits (any real numbers); ``False`` when
+        it holds non-negative class probabilities (normalised here).
+    :param role: role served by this mixin (informative; shared models dispatch on it in ``act``).
+    """
+
+    def __init__(self, unnormalized_log_prob: bool = True, role: str = "") -> None:
+        require_model_initialised(self, "CategoricalMixin")
+        self._c_unnormalized_log_prob = bool(unnormalized_log_prob)
+        self._c_last: dict[str, Any] = {}
+
+    def act(self, inputs: Mapping[str, Any], role: str = "") -> ActOutput:
+        """Sample one class per row and return its log-probability.
+
+        :param inputs: ``{"states": ...}`` plus optionally ``"taken_actions"`` (``(batch, 1)`` or ``(batch,)``
+            class indices whose log-probability is returned instead).
+        :param role: role passed to ``compute``.
+        :return: ``(actions (batch, 1) int64, log_prob (batch, 1), outputs)`` with ``"net_output"`` added.
+        """
+        result = self.compute(inputs, role)
+        try:
+            if isinstance(result, torch.Tensor):  # a bare tensor would unpack along its batch axis
+                raise TypeError
+            net_output, outputs = result
+        except (TypeError, ValueError):
+            raise bad_compute_output(self, "CategoricalMixin", role, result, "(net_output, outputs)") from None
+        probs, log_probs = normalized_log_probabilities(net_output, self._c_unnormalized_log_prob)
+        if probs.dim() == 2:
+            actions = torch.multinomial(probs, 1, True)
+        else:  # multinomial takes at most 2-D input
+            actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]), 1, True).view(probs.shape[:-1] + (1,))
+
+        taken_actions = inputs.get("taken_actions")
+        index = actions if taken_actions is None else taken_actions.reshape(actions.shape).long()
+        log_prob = log_probs.gather(-1, index)
+
+        last = self._c_last
+        last["probs"] = probs
+        last["log_probs"] = log_probs
+        last["distribution"] = None
+        outputs["net_output"] = net_output
+        return actions, log_prob, outputs
+
+    def get_entropy(self, role: str = "") -> torch.Tensor:
+        """Entropy ``(batch,)`` of the last distribution (scalar 0 before any ``act``).
+
+        :param role: unused.
+        """
+        last = self._c_last
+        if not last:
+            return torch.tensor(0.0, device=self.device)
+        return entropy_from(last["probs"], last["log_probs"])
+
+    def distribution(self, role: str = "") -> Categorical | None:
+        """The ``torch.distributions.Categorical`` of the last ``act`` (``None`` before any call).
+
+        :param role: unused.
+        """
+        last = self._c_last
+        if not last:
+            return None
+        if last["distribution"] is None:
+            if self._c_unnormalized_log_prob:
+                last["distribution"] = Categorical(logits=last["log_probs"], validate_args=False)
+            else:
+                last["distribution"] = Categorical(probs=last["probs"], validate_args=False)
+        return last["distribution"]

@@ -1,0 +1,384 @@
+"""The torch model instantiators: built layer stacks, output shapes and values, errors on invalid definitions."""
+
+import os
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from skrl_like.torch.models import DeterministicMixin, GaussianMixin, Model
+from skrl_like.torch.utils.model_instantiators import (
+    Shape,
+    categorical_model,
+    deterministic_model,
+    gaussian_model,
+    multicategorical_model,
+    multivariate_gaussian_model,
+    shared_model,
+)
+from skrl_like.torch.utils.model_instantiators.common import one_hot_encoding
+
+OBSERVATION_SPACE = gymnasium.spaces.Box(-1.0, 1.0, (4,))
+ACTION_SPACE = gymnasium.spaces.Box(-2.0, 2.0, (2,))
+SPACES = {"observation_space": OBSERVATION_SPACE, "action_space": ACTION_SPACE, "device": "cpu"}
+NETWORK = [{"name": "net", "input": "OBSERVATIONS", "layers": [16, 8], "activations": "elu"}]
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    torch.manual_seed(0)
+
+
+def layer_types(sequential: nn.Sequential) -> list:
+    return [type(module) for module in sequential]
+
+
+def test_gaussian_model_layer_stack_output_and_log_std():
+    policy = gaussian_model(
+        **SPACES, clip_actions=True, initial_log_std=-0.5, network=NETWORK, output="2 * tanh(ACTIONS)"
+    )
+    policy.init_state_dict("policy")
+    assert isinstance(policy, GaussianMixin) and isinstance(policy, Model)
+    assert type(policy).__name__ == "GaussianModel"
+    # lazy layers are materialised into ordinary ones by init_state_dict
+    assert layer_types(policy.net_container) == [nn.Linear, nn.ELU, nn.Linear, nn.ELU, nn.Linear]
+    assert [policy.net_container[i].out_features for i in (0, 2, 4)] == [16, 8, 2]
+    assert policy.net_container[0].in_features == 4
+    torch.testing.assert_close(policy.log_std_parameter.detach(), torch.full((2,), -0.5))
+    assert policy.log_std_parameter.requires_grad
+
+    x = torch.randn(5, 4)
+    actions, log_prob, outputs = policy.act({"states": x}, role="policy")
+    assert actions.shape == (5, 2) and log_prob.shape == (5, 1)
+    expected_mean = 2 * torch.tanh(policy.net_container(x))  # the expression, computed by hand
+    torch.testing.assert_close(outputs["mean_actions"], expected_mean)
+    assert actions.abs().max() <= 2.0
+
+
+def test_parameter_names_follow_skrl_generated_models():
+    policy = gaussian_model(**SPACES, network=NETWORK, output="ACTIONS")
+    policy.init_state_dict("policy")
+    assert set(policy.state_dict()) == {
+        "log_std_parameter",
+        "net_container.0.weight",
+        "net_container.0.bias",
+        "net_container.2.weight",
+        "net_container.2.bias",
+        "net_container.4.weight",
+        "net_container.4.bias",
+    }
+
+
+def test_fixed_log_std_and_multivariate():
+    policy = multivariate_gaussian_model(
+        **SPACES, fixed_log_std=True, initial_log_std=0.3, network=NETWORK, output="ACTIONS"
+    )
+    policy.init_state_dict("policy")
+    assert not policy.log_std_parameter.requires_grad
+    actions, log_prob, _ = policy.act({"states": torch.randn(3, 4)}, role="policy")
+    assert actions.shape == (3, 2) and log_prob.shape == (3, 1)
+
+
+def test_deterministic_q_function_with_concatenated_input():
+    network = [{"name": "q", "input": "concatenate([STATES, ACTIONS])", "layers": [32], "activations": ["relu"]}]
+    critic = deterministic_model(**SPACES, network=network, output="ONE")
+    critic.init_state_dict("critic")
+    assert layer_types(critic.q_container) == [nn.Linear, nn.ReLU, nn.Linear]
+    assert critic.q_container[0].in_features == 6 and critic.q_container[2].out_features == 1
+    x, a = torch.randn(7, 4), torch.randn(7, 2)
+    values, log_prob, _ = critic.act({"states": x, "taken_actions": a}, role="critic")
+    assert values.shape == (7, 1) and log_prob is None
+    torch.testing.assert_close(values, critic.q_container(torch.cat([x, a], dim=1)))
+
+
+def test_states_actions_token_and_explicit_sizes():
+    network = [
+        {
+            "name": "body",
+            "input": "Shape.STATES_ACTIONS",
+            "layers": [{"linear": {"in_features": "STATES_ACTIONS", "out_features": 8}}, {"linear": [4, False]}],
+            "activations": ["tanh", "sigmoid"],
+        }
+    ]
+    critic = deterministic_model(**SPACES, network=network, output="body")
+    assert layer_types(critic.body_container) == [nn.Linear, nn.Tanh, nn.LazyLinear, nn.Sigmoid]
+    assert critic.body_container[0].in_features == 6  # not lazy: in_features was given
+    critic.init_state_dict("critic")
+    assert critic.body_container[2].bias is None
+    values, _, _ = critic.act({"states": torch.randn(3, 4), "taken_actions": torch.randn(3, 2)})
+    assert values.shape == (3, 4)  # output is the last container itself: no final layer
+
+
+def test_several_containers_referring_to_each_other():
+    network = [
+        {"name": "features", "input": "STATES", "layers": [8], "activations": "relu"},
+        {"name": "head", "input": "concatenate([features, ACTIONS])", "layers": [{"linear": {"features": 4}}]},
+    ]
+    critic = deterministic_model(**SPACES, network=network, output="ONE")
+    critic.init_state_dict("critic")
+    assert layer_types(critic.head_container) == [nn.Linear, nn.Linear]
+    assert critic.head_container[0].in_features == 8 + 2
+    x, a = torch.randn(2, 4), torch.randn(2, 2)
+    expected = critic.head_container(torch.cat([critic.features_container(x), a], dim=1))
+    torch.testing.assert_close(critic.act({"states": x, "taken_actions": a})[0], expected)
+
+
+def test_convolution_flatten_and_permute_on_images():
+    image_space = gymnasium.spaces.Box(0.0, 1.0, (8, 8, 3))
+    network = [
+        {
+            "name": "cnn",
+            "input": "permute(STATES, (0, 3, 1, 2))",
+            "layers": [
+                {"conv2d": [4, 3, 1, "SAME"]},
+                {"conv2d": {"features": 2, "kernel_size": 2, "strides": 2}},
+                "flatten",
+            ],
+            "activations": "relu",
+        }
+    ]
+    value = deterministic_model(image_space, ACTION_SPACE, "cpu", network=network, output="ONE")
+    value.init_state_dict("value")
+    assert layer_types(value.cnn_container) == [nn.Conv2d, nn.ReLU, nn.Conv2d, nn.ReLU, nn.Flatten, nn.Linear]
+    assert value.cnn_container[0].padding == "same" and value.cnn_container[2].stride == (2, 2)
+    assert value.cnn_container[5].in_features == 2 * 4 * 4
+    flat_images = torch.rand(3, 8 * 8 * 3)  # agents pass flat observations
+    assert value.act({"states": flat_images})[0].shape == (3, 1)
+
+
+def test_indexing_dict_observations_and_slices():
+    space = gymnasium.spaces.Dict(
+        {"joints": gymnasium.spaces.Box(-1, 1, (3,)), "goal": gymnasium.spaces.Box(-1, 1, (2,))}
+    )
+    network = [{"name": "net", "input": "concatenate([STATES['joints'][:, 0:2], -STATES['goal']])", "layers": [5]}]
+    model = deterministic_model(space, ACTION_SPACE, "cpu", network=network, output="net")
+    model.init_state_dict("value")
+    flat = torch.randn(4, 5)  # sorted keys: goal (2) then joints (3)
+    expected = model.net_container(torch.cat([flat[:, 2:4], -flat[:, 0:2]], dim=1))
+    torch.testing.assert_close(model.act({"states": flat})[0], expected)
+
+
+def test_categorical_model_with_one_hot_observations():
+    observation_space = gymnasium.spaces.Discrete(5)
+    action_space = gymnasium.spaces.Discrete(3)
+    network = [
+        {"name": "net", "input": "one_hot_encoding(OBSERVATION_SPACE, STATES)", "layers": [8], "activations": "tanh"}
+    ]
+    policy = categorical_model(observation_space, action_space, "cpu", network=network, output="ACTIONS")
+    policy.init_state_dict("policy")
+    assert policy.net_container[0].in_features == 5 and policy.net_container[2].out_features == 3
+    actions, log_prob, outputs = policy.act({"states": torch.tensor([[0], [4]])}, role="policy")
+    assert actions.shape == (2, 1) and log_prob.shape == (2, 1) and outputs["net_output"].shape == (2, 3)
+
+
+def test_one_hot_encoding():
+    encoded = one_hot_encoding(gymnasium.spaces.MultiDiscrete([2, 3]), torch.tensor([[1, 0], [0, 2]]))
+    expected = torch.tensor([[0.0, 1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 1.0]])
+    torch.testing.assert_close(encoded, expected)
+    with pytest.raises(ValueError, match="Discrete"):
+        one_hot_encoding(OBSERVATION_SPACE, torch.zeros(1, 4))
+
+
+def test_multicategorical_model():
+    action_space = gymnasium.spaces.MultiDiscrete([2, 4])
+    policy = multicategorical_model(OBSERVATION_SPACE, action_space, "cpu", network=NETWORK, output="ACTIONS")
+    policy.init_state_dict("policy")
+    assert policy.net_container[4].out_features == 6
+    actions, log_prob, _ = policy.act({"states": torch.randn(3, 4)}, role="policy")
+    assert actions.shape == (3, 2) and log_prob.shape == (3, 1)
+
+
+def test_legacy_parameters_are_converted():
+    policy = gaussian_model(
+        **SPACES,
+        input_shape=Shape.STATES,
+        hiddens=[8, 8],
+        hidden_activation=["relu", "relu"],
+        output_shape=Shape.ACTIONS,
+        output_activation="tanh",
+        output_scale=2.0,
+    )
+    policy.init_state_dict("policy")
+    assert layer_types(policy.net_container) == [nn.Linear, nn.ReLU, nn.Linear, nn.ReLU, nn.Linear]
+    x = torch.randn(4, 4)
+    _, _, outputs = policy.act({"states": x})
+    torch.testing.assert_close(outputs["mean_actions"], 2.0 * torch.tanh(policy.net_container(x)))
+
+
+def test_return_source_is_a_readable_description():
+    source = gaussian_model(**SPACES, network=NETWORK, output="2 * tanh(ACTIONS)", return_source=True)
+    assert isinstance(source, str)
+    assert "class GaussianModel(GaussianMixin, Model):" in source
+    assert "self.net_container = nn.Sequential(" in source and "nn.LazyLinear(out_features=16)" in source
+    assert "output = 2 * tanh(net)" in source and "return output, self.log_std_parameter, {}" in source
+
+
+# --- shared model -----------------------------------------------------------------------------------------
+
+
+def make_shared(single_forward_pass=True):
+    return shared_model(
+        **SPACES,
+        structure=["GaussianMixin", "DeterministicMixin"],
+        roles=["policy", "value"],
+        parameters=[
+            {"network": NETWORK, "output": "ACTIONS", "clip_actions": False, "initial_log_std": -1.0},
+            {"output": "ONE", "clip_actions": False},
+        ],
+        single_forward_pass=single_forward_pass,
+    )
+
+
+def count_trunk_calls(model):
+    calls = []
+    model.net_container.register_forward_hook(lambda *args: calls.append(1))
+    return calls
+
+
+def test_shared_model_structure_and_dispatch():
+    model = make_shared()
+    model.init_state_dict("policy")
+    model.init_state_dict("value")
+    assert isinstance(model, GaussianMixin) and isinstance(model, DeterministicMixin)
+    assert layer_types(model.net_container) == [nn.Linear, nn.ELU, nn.Linear, nn.ELU]  # no embedded final layer
+    assert model.policy_layer.out_features == 2 and model.value_layer.out_features == 1
+    torch.testing.assert_close(model.log_std_parameter.detach(), torch.full((2,), -1.0))
+
+    x = torch.randn(6, 4)
+    actions, log_prob, outputs = model.act({"states": x}, role="policy")
+    values, value_log_prob, _ = model.act({"states": x}, role="value")
+    assert actions.shape == (6, 2) and log_prob.shape == (6, 1) and values.shape == (6, 1) and value_log_prob is None
+    trunk = model.net_container(x)
+    torch.testing.assert_close(outputs["mean_actions"], model.policy_layer(trunk))
+    torch.testing.assert_close(values, model.value_layer(trunk))
+    assert model.get_entropy(role="policy").shape == (6, 2)
+    assert model.distribution(role="policy").stddev.shape == (6, 2)
+    with pytest.raises(ValueError, match="Unknown role 'critic'"):
+        model.act({"states": x}, role="critic")
+    with pytest.raises(AttributeError, match="DeterministicMixin"):
+        model.get_entropy(role="value")
+
+
+def test_shared_model_single_forward_pass():
+    model = make_shared(single_forward_pass=True)
+    model.init_state_dict("policy")
+    model.init_state_dict("value")
+    calls = count_trunk_calls(model)
+    x = torch.randn(3, 4)
+    model.act({"states": x}, role="policy")
+    model.act({"states": x}, role="value")
+    assert len(calls) == 1  # the value call reused the policy's trunk output
+    model.act({"states": x}, role="value")
+    assert len(calls) == 2  # cache consumed: a value-only call recomputes
+
+    separate = make_shared(single_forward_pass=False)
+    separate.init_state_dict("policy")
+    separate.init_state_dict("value")
+    calls = count_trunk_calls(separate)
+    separate.act({"states": x}, role="policy")
+    separate.act({"states": x}, role="value")
+    assert len(calls) == 2
+
+
+def test_shared_model_value_call_before_any_policy_call():
+    model = make_shared()  # [fix] skrl's generated class never initialises the cache attribute
+    values, _, _ = model.act({"states": torch.randn(2, 4)}, role="value")
+    assert values.shape == (2, 1)
+
+
+def test_shared_model_pickles_and_rejects_bad_structures():
+    model = make_shared()
+    model.init_state_dict("policy")
+    restored = pickle.loads(pickle.dumps(model))
+    assert type(restored).__name__ == "SharedModel"
+    with pytest.raises(ValueError, match="Unknown mixin"):
+        shared_model(**SPACES, structure=["GaussianMixin", "BetaMixin"], roles=["a", "b"], parameters=[{}, {}])
+    with pytest.raises(ValueError, match="exactly two"):
+        shared_model(**SPACES, roles=["policy"], parameters=[{"network": NETWORK}])
+    with pytest.raises(ValueError, match="Unknown key"):
+        shared_model(
+            **SPACES, roles=["policy", "value"], parameters=[{"network": NETWORK, "unnormalized_log_prob": True}, {}]
+        )
+
+
+# --- invalid definitions ------------------------------------------------------------------------------------
+
+
+def build(input_expression="STATES", layers=(8,), activations="relu", output="ONE"):
+    network = [{"name": "net", "input": input_expression, "layers": list(layers), "activations": activations}]
+    return deterministic_model(**SPACES, network=network, output=output)
+
+
+@pytest.mark.parametrize(
+    "expression, token",
+    [
+        ("__import__('os')", "__import__"),
+        ("__import__('os').system('touch pwned')", "system"),
+        ("os.system('ls')", "os.system"),
+        ("STATES.__class__", "STATES.__class__"),
+        ("eval('1')", "eval"),
+        ("lambda: STATES", "Lambda"),
+        ("[s for s in STATES]", "ListComp"),
+        ("STATES[__import__('os')]", "__import__"),
+        ("STATE_SPACE", "STATE_SPACE"),
+        ("unknown_name", "unknown_name"),
+        ("STATES +", "syntax"),
+        ("'text'", "text"),
+    ],
+)
+def test_malicious_or_invalid_input_expressions_are_rejected(expression, token, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as error:
+        build(input_expression=expression)
+    message = str(error.value)
+    assert token in message and message.startswith("Invalid input of network container 'net'")
+    assert not os.path.exists(tmp_path / "pwned")
+
+
+@pytest.mark.parametrize("output", ["__import__('os')", "exec('x = 1')", "ACTIONS + ONE", "getattr(ONE, 'x')"])
+def test_invalid_output_expressions_are_rejected(output):
+    with pytest.raises(ValueError, match="network output"):
+        build(output=output)
+
+
+def test_invalid_layers_and_activations():
+    with pytest.raises(ValueError, match="'linear'.*only layer written as a string is 'flatten'"):
+        build(layers=["linear"])
+    with pytest.raises(ValueError, match="Unknown layer type 'lstm'"):
+        build(layers=[{"lstm": 8}])
+    with pytest.raises(ValueError, match="Unknown linear argument 'units'"):
+        build(layers=[{"linear": {"units": 8}}])
+    with pytest.raises(ValueError, match="Invalid size 'HIDDEN'"):
+        build(layers=[{"linear": {"out_features": "HIDDEN"}}])
+    with pytest.raises(ValueError, match="Unknown activation 'swish'"):
+        build(activations="swish")
+    with pytest.raises(NotImplementedError, match="2 layers but 3 activations"):
+        build(layers=[8, 8], activations=["relu", "tanh", "elu"])
+    with pytest.raises(NotImplementedError, match="Multiple outputs"):
+        build(output=["ACTIONS", "ONE"])
+    with pytest.raises(ValueError, match="Invalid name"):
+        deterministic_model(**SPACES, network=[{"name": "my net", "input": "STATES", "layers": [8]}], output="ONE")
+    with pytest.raises(ValueError, match="network is empty"):
+        deterministic_model(**SPACES, network=[], output="ONE")
+    with pytest.raises(TypeError, match="clip_action"):
+        deterministic_model(**SPACES, network=NETWORK, output="ONE", clip_action=True)
+
+
+def test_activation_expansion_rules():
+    assert layer_types(build(layers=[8, 8], activations=["tanh"]).net_container) == [
+        nn.LazyLinear, nn.Tanh, nn.LazyLinear, nn.Tanh, nn.LazyLinear,
+    ]  # fmt: skip
+    assert layer_types(build(layers=[8, 8], activations=["tanh", "relu"]).net_container) == [
+        nn.LazyLinear, nn.Tanh, nn.LazyLinear, nn.ReLU, nn.LazyLinear,
+    ]  # fmt: skip
+    assert layer_types(build(layers=[8], activations=[]).net_container) == [nn.LazyLinear, nn.LazyLinear]
+
+
+def test_spaces_given_as_sizes():
+    model = deterministic_model(4, 2, "cpu", network=NETWORK, output="ACTIONS")
+    model.init_state_dict("value", {"states": torch.zeros(1, 4)})
+    assert model.act({"states": torch.randn(3, 4)})[0].shape == (3, 2)
+    assert np.isfinite(model.act({"states": torch.randn(3, 4)})[0].detach().numpy()).all()
