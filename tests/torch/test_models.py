@@ -541,3 +541,29 @@ def test_tabular_act_state_dict_and_checks(tmp_path):
     loaded.load(path)
     torch.testing.assert_close(loaded.q_table, model.q_table)
     assert "q_table" in repr(model)
+
+
+def test_discrete_policies_report_their_most_likely_action_for_deterministic_evaluation():
+    import gymnasium as gym
+
+    from skrl_like.torch.models import CategoricalMixin, Model, MultiCategoricalMixin
+
+    class Fixed(CategoricalMixin, Model):
+        def __init__(self):
+            Model.__init__(self, gym.spaces.Box(-1, 1, (1,)), gym.spaces.Discrete(3), "cpu")
+            CategoricalMixin.__init__(self)
+
+        def compute(self, inputs, role):
+            return torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.0, 0.0]]), {}
+
+    class FixedMulti(MultiCategoricalMixin, Model):
+        def __init__(self):
+            Model.__init__(self, gym.spaces.Box(-1, 1, (1,)), gym.spaces.MultiDiscrete([2, 3]), "cpu")
+            MultiCategoricalMixin.__init__(self)
+
+        def compute(self, inputs, role):
+            return torch.tensor([[0.0, 1.0, 5.0, 0.0, 0.0]]), {}
+
+    states = {"states": torch.zeros(2, 1)}
+    assert Fixed().act(states)[2]["mean_actions"].tolist() == [[1], [0]]
+    assert FixedMulti().act({"states": torch.zeros(1, 1)})[2]["mean_actions"].tolist() == [[1, 0]]

@@ -53,7 +53,8 @@ class CategoricalMixin:
         :param inputs: ``{"states": ...}`` plus optionally ``"taken_actions"`` (``(batch, 1)`` or ``(batch,)``
             class indices whose log-probability is returned instead).
         :param role: role passed to ``compute``.
-        :return: ``(actions (batch, 1) int64, log_prob (batch, 1), outputs)`` with ``"net_output"`` added.
+        :return: ``(actions (batch, 1) int64, log_prob (batch, 1), outputs)`` with ``"net_output"`` and
+            ``"mean_actions"`` (the most likely class, ``(batch, 1)``) added.
         """
         result = self.compute(inputs, role)
         try:
@@ -77,6 +78,8 @@ class CategoricalMixin:
         last["log_probs"] = log_probs
         last["distribution"] = None
         outputs["net_output"] = net_output
+        # the most likely class: what evaluation with exploration off plays (trainers read "mean_actions")
+        outputs["mean_actions"] = log_probs.argmax(dim=-1, keepdim=True)
         return actions, log_prob, outputs
 
     def get_entropy(self, role: str = "") -> torch.Tensor:

@@ -60,7 +60,7 @@ class MultiCategoricalMixin:
         :param inputs: ``{"states": ...}`` plus optionally ``"taken_actions"`` ``(batch, K)``.
         :param role: role passed to ``compute``.
         :return: ``(actions (batch, K) int64, log_prob (batch, 1) or (batch, K) with "none", outputs)`` with
-            ``"net_output"`` added.
+            ``"net_output"`` and ``"mean_actions"`` (the most likely class of each component, ``(batch, K)``) added.
         """
         result = self.compute(inputs, role)
         try:
@@ -93,6 +93,8 @@ class MultiCategoricalMixin:
         last["log_probs"] = log_probs
         last["distribution"] = None
         outputs["net_output"] = net_output
+        # the most likely class of each component: what evaluation with exploration off plays
+        outputs["mean_actions"] = log_probs.argmax(dim=-1)
         return actions, log_prob, outputs
 
     def get_entropy(self, role: str = "") -> torch.Tensor:
