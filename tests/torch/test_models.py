@@ -567,3 +567,13 @@ def test_discrete_policies_report_their_most_likely_action_for_deterministic_eva
     states = {"states": torch.zeros(2, 1)}
     assert Fixed().act(states)[2]["mean_actions"].tolist() == [[1], [0]]
     assert FixedMulti().act({"states": torch.zeros(1, 1)})[2]["mean_actions"].tolist() == [[1, 0]]
+
+
+def test_categorical_sampling_frequencies_match_the_probabilities():
+    from skrl_like.torch.models.categorical import sample_classes
+
+    torch.manual_seed(0)
+    probs = torch.tensor([[0.1, 0.0, 0.6, 0.3]]).expand(200_000, 4)
+    counts = torch.bincount(sample_classes(probs).view(-1), minlength=4).double() / 200_000
+    assert counts[1] == 0  # a zero-probability class is never drawn
+    torch.testing.assert_close(counts, torch.tensor([0.1, 0.0, 0.6, 0.3], dtype=torch.double), atol=4e-3, rtol=0)

@@ -12,7 +12,7 @@ from skrl_like.torch.models.base import (
     reduction_function,
     require_model_initialised,
 )
-from skrl_like.torch.models.categorical import entropy_from, normalized_log_probabilities
+from skrl_like.torch.models.categorical import entropy_from, normalized_log_probabilities, sample_classes
 
 
 class MultiCategoricalMixin:
@@ -78,7 +78,7 @@ class MultiCategoricalMixin:
                 .masked_fill(self._mc_padding, self._mc_padding_value)
             )
         probs, log_probs = normalized_log_probabilities(padded, self._mc_unnormalized_log_prob)
-        actions = torch.multinomial(probs.reshape(-1, self._mc_shape[1]), 1, True).view(probs.shape[:-1])
+        actions = sample_classes(probs).squeeze(-1)  # padded classes have probability 0: never drawn
 
         taken_actions = inputs.get("taken_actions")
         index = actions if taken_actions is None else taken_actions.reshape(actions.shape).long()

@@ -1,0 +1,91 @@
+"""The JAX ``Adam`` optimizer: an immutable pytree holding the optax state, with a pure update.
+
+Two ways to use it:
+
+* object style (skrl): ``optimizer = optimizer.step(grad, model, lr)`` updates ``model.state_dict`` in place
+  and returns the optimizer carrying the new optax state (rebind it);
+* functional style (for a whole update jitted at once): ``optimizer, params = optimizer.update(grad, params, lr)``
+  inside ``jax.jit``; the optimizer is a pytree, so it can be an argument and a result of the jitted function.
+
+The learning rate given to ``step``/``update`` is an ordinary (traced) argument: changing it never recompiles.
+"""
+
+from typing import Any, Union
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import optax
+
+
+class Optimizer(flax.struct.PyTreeNode):
+    """Adam state and transformation, as returned by ``Adam(...)``.
+
+    :param transformation: the optax transformation (static: part of the tree structure, never traced).
+    :param state: the optax state (the only pytree leaves, what checkpoints save).
+    :param learning_rate: the rate given at construction (static), used to rescale updates when ``scale=True``
+        and a different rate is passed to ``step``/``update``.
+    :param scale: whether ``transformation`` already multiplies the updates by ``-learning_rate``.
+    """
+
+    transformation: optax.GradientTransformation = flax.struct.field(pytree_node=False)
+    state: Any = flax.struct.field(pytree_node=True)
+    learning_rate: float = flax.struct.field(pytree_node=False, default=1e-3)
+    scale: bool = flax.struct.field(pytree_node=False, default=True)
+
+    @classmethod
+    def _create(cls, *, transformation: optax.GradientTransformation, state: Any, **kwargs: Any) -> "Optimizer":
+        return cls(transformation=transformation, state=state, **kwargs)
+
+    def update(self, grad: Any, params: Any, lr: Union[float, jax.Array] | None = None) -> tuple["Optimizer", Any]:
+        """Pure Adam step: ``(new optimizer, new params)``; call it inside ``jax.jit`` or eagerly.
+
+        :param grad: gradients, same tree as ``params``.
+        :param params: the parameters to update (e.g. ``model.state_dict.params``).
+        :param lr: learning rate for this step (traced). ``None`` uses the construction rate (``scale=True``) or
+            applies the raw Adam direction with a unit rate (``scale=False``, skrl behaviour).
+        """
+        updates, state = self.transformation.update(grad, self.state, params)
+        if lr is not None:
+            if self.scale:
+                if self.learning_rate == 0:
+                    raise ValueError("Adam(lr=0, scale=True) cannot be rescaled to a step rate: use scale=False")
+                # the transformation already applied -learning_rate: rescale to the requested rate instead
+                factor = lr / self.learning_rate
+            else:
+                factor = -lr
+            updates = jax.tree_util.tree_map(lambda update: factor * update, updates)
+        return self.replace(state=state), optax.apply_updates(params, updates)
+
+    def step(self, grad: Any, model: Any, lr: float | None = None) -> "Optimizer":
+        """Apply one step to ``model.state_dict`` (assigned in place) and return the new optimizer (rebind it).
+
+        Jitted once per optimizer; a new ``lr`` value does not recompile.
+        """
+        if lr is not None:
+            lr = jnp.asarray(lr, dtype=jnp.float32)
+        optimizer, params = _jitted_update(self, grad, model.state_dict.params, lr)
+        model.state_dict = model.state_dict.replace(params=params)
+        return optimizer
+
+
+_jitted_update = jax.jit(Optimizer.update)
+
+
+class Adam:
+    """Adam optimizer for a JAX model (``Adam(model, ...)`` returns an ``Optimizer`` pytree).
+
+    :param model: the model whose ``state_dict.params`` initialise the optax state.
+    :param lr: learning rate (with ``scale=True``).
+    :param grad_norm_clip: clip gradients to this global L2 norm before Adam (``0`` disables clipping).
+    :param scale: ``True``: multiply the Adam direction by ``-lr`` (``optax.adam``); ``False``: leave the
+        scaling to the caller, who passes the rate to every ``step`` (what agents do with a scheduler).
+    """
+
+    def __new__(cls, model: Any, lr: float = 1e-3, grad_norm_clip: float = 0, scale: bool = True) -> Optimizer:
+        transformation = optax.adam(learning_rate=lr) if scale else optax.scale_by_adam()
+        if grad_norm_clip > 0:
+            transformation = optax.chain(optax.clip_by_global_norm(grad_norm_clip), transformation)
+        with jax.default_device(getattr(model, "device", None)):
+            state = transformation.init(model.state_dict.params)
+        return Optimizer._create(transformation=transformation, state=state, learning_rate=float(lr), scale=bool(scale))

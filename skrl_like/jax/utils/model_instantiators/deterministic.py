@@ -1,0 +1,44 @@
+"""``deterministic_model``: a ``DeterministicMixin`` model from a network definition."""
+
+from collections.abc import Sequence
+from typing import Any, Mapping, Union
+
+from skrl_like.jax.models import DeterministicMixin
+from skrl_like.jax.utils.model_instantiators._builder import build_model
+
+
+def deterministic_model(
+    observation_space: Any = None,
+    action_space: Any = None,
+    device: Any | None = None,
+    clip_actions: bool = False,
+    network: Sequence[Mapping[str, Any]] = [],
+    output: Union[str, Sequence[str]] = "",
+    return_source: bool = False,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """Build a deterministic model (``DeterministicModel``: values, Q-functions, deterministic policies).
+
+    :param observation_space: observation space of the model.
+    :param action_space: action space of the model.
+    :param device: device for the parameters.
+    :param clip_actions: clip outputs to the bounds of a ``Box`` action space.
+    :param network: list of containers (``name``, ``input``, ``layers``, ``activations``).
+    :param output: output expression, e.g. ``"ONE"`` for a value function.
+    :param return_source: return a readable description of the model instead of an instance.
+    :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
+    :return: the model (call ``init_state_dict(role)`` before using it), or its description.
+    """
+    return build_model(
+        "DeterministicModel",
+        DeterministicMixin,
+        {"clip_actions": clip_actions},
+        observation_space,
+        action_space,
+        device,
+        network,
+        output,
+        kwargs,
+        return_source=return_source,
+    )

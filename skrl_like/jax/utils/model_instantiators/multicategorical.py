@@ -1,0 +1,46 @@
+"""``multicategorical_model``: a ``MultiCategoricalMixin`` model from a network definition."""
+
+from collections.abc import Sequence
+from typing import Any, Mapping, Union
+
+from skrl_like.jax.models import MultiCategoricalMixin
+from skrl_like.jax.utils.model_instantiators._builder import build_model
+
+
+def multicategorical_model(
+    observation_space: Any = None,
+    action_space: Any = None,
+    device: Any | None = None,
+    unnormalized_log_prob: bool = True,
+    reduction: str = "sum",
+    network: Sequence[Mapping[str, Any]] = [],
+    output: Union[str, Sequence[str]] = "",
+    return_source: bool = False,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """Build a multi-categorical policy (``MultiCategoricalModel``) for ``MultiDiscrete`` actions.
+
+    :param observation_space: observation space of the model.
+    :param action_space: ``MultiDiscrete`` action space (``ACTIONS`` is ``sum(nvec)`` logits).
+    :param device: device for the parameters.
+    :param unnormalized_log_prob: the output is logits (``True``) or probabilities (``False``).
+    :param reduction: how the components' log-probabilities combine (see ``MultiCategoricalMixin``).
+    :param network: list of containers (``name``, ``input``, ``layers``, ``activations``).
+    :param output: output expression, usually ``"ACTIONS"``.
+    :param return_source: return a readable description of the model instead of an instance.
+    :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
+    :return: the model (call ``init_state_dict(role)`` before using it), or its description.
+    """
+    return build_model(
+        "MultiCategoricalModel",
+        MultiCategoricalMixin,
+        {"unnormalized_log_prob": unnormalized_log_prob, "reduction": reduction},
+        observation_space,
+        action_space,
+        device,
+        network,
+        output,
+        kwargs,
+        return_source=return_source,
+    )

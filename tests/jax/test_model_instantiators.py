@@ -1,0 +1,317 @@
+"""JAX model instantiators: built networks against hand-written numpy forward passes; unsafe text is refused."""
+
+import gymnasium
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from skrl_like import config
+from skrl_like.jax.utils.model_instantiators import (
+    Shape,
+    categorical_model,
+    deterministic_model,
+    gaussian_model,
+    multicategorical_model,
+)
+from skrl_like.jax.utils.model_instantiators.common import generate_containers, get_num_units, one_hot_encoding
+
+OBSERVATIONS = gymnasium.spaces.Box(-1.0, 1.0, (4,), dtype=np.float32)
+ACTIONS = gymnasium.spaces.Box(-2.0, 2.0, (2,), dtype=np.float32)
+NET = [{"name": "net", "input": "OBSERVATIONS", "layers": [8, 6], "activations": "elu"}]
+
+
+@pytest.fixture(autouse=True)
+def fixed_key():
+    previous = config.jax._key
+    config.jax.key = 3
+    yield
+    config.jax._key = previous
+
+
+def np_elu(x):
+    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+
+
+def dense(params, x):
+    return x @ np.asarray(params["kernel"], np.float64) + np.asarray(params["bias"], np.float64)
+
+
+def batch(size=5, columns=4, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, (size, columns)).astype(np.float32)
+
+
+def test_gaussian_model_network_parameters_and_forward():
+    policy = gaussian_model(
+        OBSERVATIONS, ACTIONS, clip_actions=True, initial_log_std=-0.5, network=NET, output="2 * tanh(ACTIONS)"
+    )
+    policy.init_state_dict("policy")
+    params = policy.state_dict.params["params"]
+    container = params["net_container"]
+    # layer, activation, layer, activation, final (embedded) layer: flax names the Sequential entries by index
+    assert sorted(container) == ["layers_0", "layers_2", "layers_4"]
+    assert container["layers_0"]["kernel"].shape == (4, 8) and container["layers_4"]["kernel"].shape == (6, 2)
+    np.testing.assert_array_equal(params["log_std_parameter"], [-0.5, -0.5])
+    s = batch()
+    hidden = np_elu(dense(container["layers_2"], np_elu(dense(container["layers_0"], s))))
+    expected = 2 * np.tanh(dense(container["layers_4"], hidden))
+    actions, log_prob, outputs = policy.act({"states": s}, "policy")
+    np.testing.assert_allclose(outputs["mean_actions"], expected, rtol=1e-5, atol=1e-6)
+    assert actions.shape == (5, 2) and log_prob.shape == (5, 1)
+    assert np.all(np.abs(np.asarray(actions)) <= 2.0)  # clip_actions reached the mixin
+    np.testing.assert_allclose(outputs["stddev"], np.exp([-0.5, -0.5]), rtol=1e-6)
+
+
+def test_fixed_log_std_is_not_a_parameter():
+    policy = gaussian_model(
+        OBSERVATIONS, ACTIONS, initial_log_std=0.3, fixed_log_std=True, network=NET, output="ACTIONS"
+    )
+    policy.init_state_dict("policy")
+    assert "log_std_parameter" not in policy.state_dict.params["params"]
+    np.testing.assert_allclose(policy.act({"states": batch()}, "policy")[2]["log_std"], [0.3, 0.3], rtol=1e-6)
+
+
+def test_deterministic_critic_with_actions_and_container_references():
+    critic = deterministic_model(
+        OBSERVATIONS,
+        ACTIONS,
+        network=[
+            {
+                "name": "features",
+                "input": "STATES_ACTIONS",
+                "layers": [{"linear": {"out_features": 5}}],
+                "activations": ["relu"],
+            },
+            {
+                "name": "head",
+                "input": "concatenate([features, ACTIONS])",
+                "layers": [{"linear": [3, False]}],
+                "activations": [],
+            },
+        ],
+        output="ONE",
+    )
+    critic.init_state_dict("critic")
+    params = critic.state_dict.params["params"]
+    assert "bias" not in params["head_container"]["layers_0"]
+    s, a = batch(), batch(columns=2, seed=1)
+    features = np.maximum(dense(params["features_container"]["layers_0"], np.concatenate([s, a], -1)), 0)
+    head = np.concatenate([features, a], -1) @ np.asarray(params["head_container"]["layers_0"]["kernel"])
+    expected = dense(params["head_container"]["layers_1"], head)
+    values, log_prob, _ = critic.act({"states": s, "taken_actions": a}, "critic")
+    assert values.shape == (5, 1) and log_prob is None
+    np.testing.assert_allclose(values, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_output_expression_with_a_container_name_and_slicing():
+    model = deterministic_model(
+        OBSERVATIONS,
+        ACTIONS,
+        network=[{"name": "net", "input": "OBSERVATIONS[:, 0:2] * 2 - 1", "layers": [3], "activations": "tanh"}],
+        output="-net",
+    )
+    model.init_state_dict("policy")
+    layer = model.state_dict.params["params"]["net_container"]["layers_0"]
+    s = batch()
+    np.testing.assert_allclose(
+        model.act({"states": s}, "policy")[0], -np.tanh(dense(layer, s[:, :2] * 2 - 1)), rtol=1e-5
+    )
+
+
+def test_categorical_and_multicategorical_models():
+    policy = categorical_model(OBSERVATIONS, gymnasium.spaces.Discrete(3), network=NET, output="ACTIONS")
+    policy.init_state_dict("policy")
+    actions, log_prob, outputs = policy.act({"states": batch()}, "policy")
+    assert actions.shape == (5, 1) and outputs["net_output"].shape == (5, 3)
+    policy = multicategorical_model(
+        OBSERVATIONS, gymnasium.spaces.MultiDiscrete([2, 3]), reduction="none", network=NET, output="ACTIONS"
+    )
+    policy.init_state_dict("policy")
+    actions, log_prob, outputs = policy.act({"states": batch()}, "policy")
+    assert actions.shape == (5, 2) and log_prob.shape == (5, 2) and outputs["net_output"].shape == (5, 5)
+
+
+def test_discrete_observations_with_one_hot_encoding():
+    model = deterministic_model(
+        gymnasium.spaces.Discrete(4),
+        ACTIONS,
+        network=[{"name": "net", "input": "one_hot_encoding(OBSERVATION_SPACE, OBSERVATIONS)", "layers": [2]}],
+        output="net",
+    )
+    model.init_state_dict("value")
+    layer = model.state_dict.params["params"]["net_container"]["layers_0"]
+    assert layer["kernel"].shape == (4, 2)
+    s = np.array([[0], [3], [1]], np.int32)
+    np.testing.assert_allclose(model.act({"states": s}, "value")[0], dense(layer, np.eye(4)[[0, 3, 1]]), rtol=1e-6)
+    multi = one_hot_encoding(gymnasium.spaces.MultiDiscrete([2, 3]), jnp.array([[1, 2], [0, 0]]))
+    np.testing.assert_array_equal(multi, [[0, 1, 0, 0, 1], [1, 0, 1, 0, 0]])
+    with pytest.raises(ValueError):
+        one_hot_encoding(OBSERVATIONS, jnp.zeros((1, 4)))
+
+
+def test_dict_observations_are_unflattened_for_key_access():
+    space = gymnasium.spaces.Dict(
+        {
+            "joints": gymnasium.spaces.Box(-1, 1, (3,), dtype=np.float32),
+            "goal": gymnasium.spaces.Box(-1, 1, (2,), dtype=np.float32),
+        }
+    )
+    model = deterministic_model(
+        space, ACTIONS, network=[{"name": "net", "input": "STATES['joints']", "layers": [2]}], output="net"
+    )
+    model.init_state_dict("value")
+    layer = model.state_dict.params["params"]["net_container"]["layers_0"]
+    assert layer["kernel"].shape == (3, 2)
+    flat = batch(columns=5)  # sorted keys: goal (2 columns) then joints (3 columns)
+    np.testing.assert_allclose(model.act({"states": flat}, "value")[0], dense(layer, flat[:, 2:]), rtol=1e-5)
+
+
+def test_convolution_and_flatten_layers():
+    image = gymnasium.spaces.Box(0, 1, (8, 8, 2), dtype=np.float32)
+    model = deterministic_model(
+        image,
+        ACTIONS,
+        network=[
+            {
+                "name": "cnn",
+                "input": "OBSERVATIONS",
+                "layers": [
+                    {"conv2d": {"out_channels": 4, "kernel_size": 3, "stride": 2, "padding": "valid"}},
+                    "flatten",
+                    5,
+                ],
+                "activations": "relu",
+            }
+        ],
+        output="ACTIONS",
+    )
+    model.init_state_dict("policy")
+    container = model.state_dict.params["params"]["cnn_container"]
+    assert container["layers_0"]["kernel"].shape == (3, 3, 2, 4)
+    assert container["layers_3"]["kernel"].shape == (3 * 3 * 4, 5)  # no activation after the flatten layer
+    assert model.act({"states": batch(columns=128)}, "policy")[0].shape == (5, 2)
+
+
+def test_activation_expansion():
+    per_layer = generate_containers(
+        [{"name": "n", "input": "STATES", "layers": [4, 4], "activations": ["relu", "tanh"]}], "ONE"
+    )[0][0]
+    assert [layer.kind for layer in per_layer.layers] == ["linear", "activation", "linear", "activation", "linear"]
+    assert [dict(layer.options).get("name") for layer in per_layer.layers][1::2] == ["relu", "tanh"]
+    none = generate_containers([{"name": "n", "input": "STATES", "layers": [4, 4], "activations": []}], "")[0][0]
+    assert [layer.kind for layer in none.layers] == ["linear", "linear"]
+    unknown = generate_containers([{"name": "n", "input": "STATES", "layers": [4], "activations": "swishy"}], "")[0][0]
+    assert [layer.kind for layer in unknown.layers] == ["linear"]
+    with pytest.raises(NotImplementedError):
+        generate_containers([{"name": "n", "input": "STATES", "layers": [4, 4, 4], "activations": ["relu", "elu"]}], "")
+
+
+def test_layer_sizes_from_tokens_and_num_units():
+    model = deterministic_model(
+        OBSERVATIONS,
+        ACTIONS,
+        network=[
+            {
+                "name": "n",
+                "input": "STATES",
+                "layers": [{"linear": {"features": "STATES_ACTIONS"}}, {"linear": "Shape.ACTIONS"}],
+            }
+        ],
+        output="n",
+    )
+    model.init_state_dict("value")
+    container = model.state_dict.params["params"]["n_container"]
+    assert container["layers_0"]["kernel"].shape == (4, 6) and container["layers_1"]["kernel"].shape == (6, 2)
+    assert get_num_units("ACTIONS", 4, 2) == 2 and get_num_units(Shape.ONE, 4, 2) == 1
+    assert get_num_units("OBSERVATIONS") == "num_observations"
+    assert (Shape.ONE.value, Shape.STATES.value, Shape.ACTIONS.value, Shape.STATES_ACTIONS.value) == (1, 0, -1, -2)
+    assert Shape.OBSERVATIONS is Shape.STATES
+
+
+def test_legacy_parameters_are_converted():
+    model = deterministic_model(
+        OBSERVATIONS,
+        ACTIONS,
+        input_shape=Shape.STATES,
+        hiddens=[7],
+        hidden_activation=["relu"],
+        output_shape=Shape.ACTIONS,
+        output_activation="tanh",
+        output_scale=3.0,
+    )
+    model.init_state_dict("policy")
+    container = model.state_dict.params["params"]["net_container"]
+    s = batch()
+    expected = 3 * np.tanh(dense(container["layers_2"], np.maximum(dense(container["layers_0"], s), 0)))
+    np.testing.assert_allclose(model.act({"states": s}, "policy")[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_return_source_is_a_description():
+    text = gaussian_model(OBSERVATIONS, ACTIONS, network=NET, output="2 * tanh(ACTIONS)", return_source=True)
+    assert isinstance(text, str)
+    assert (
+        "self.net_container = nn.Sequential([nn.Dense(8), nn.elu, nn.Dense(6), nn.elu, nn.Dense(num_actions)])" in text
+    )
+    assert "output = 2 * nn.tanh(net)" in text
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "__import__('os').system('touch /tmp/skrl_like_pwned')",
+        "OBSERVATIONS.__class__",
+        "OBSERVATIONS.T",
+        "lambda: 0",
+        "[x for x in OBSERVATIONS]",
+        "open('/etc/passwd')",
+        "eval('1')",
+        "exec",
+        "OBSERVATIONS ** (10 ** 10)",
+        "OBSERVATIONS ** 1000",
+        "'a' * 10",
+        "OBSERVATIONS[OBSERVATIONS]",
+        "concatenate([OBSERVATIONS], axis=0)",
+        "unknown_name",
+        "STATE_SPACE",
+        "OBSERVATIONS +",
+        "(" * 300 + "OBSERVATIONS" + ")" * 300,
+        "x" * 2000,
+        "OBSERVATIONS if True else 0",
+        "net",  # a container cannot use itself
+    ],
+)
+def test_unsafe_or_invalid_input_expressions_are_refused(expression):
+    with pytest.raises(ValueError, match="expression|longer|nested"):
+        deterministic_model(
+            OBSERVATIONS, ACTIONS, network=[{"name": "net", "input": expression, "layers": [2]}], output="ONE"
+        )
+
+
+@pytest.mark.parametrize(
+    "network, output, error",
+    [
+        ([], "ONE", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [{"lstm": 4}]}], "ONE", ValueError),
+        (
+            [{"name": "net", "input": "STATES", "layers": [{"linear": {"out_features": 4, "init": "x"}}]}],
+            "ONE",
+            ValueError,
+        ),
+        ([{"name": "net", "input": "STATES", "layers": [{"linear": "os.system"}]}], "ONE", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [-3]}], "ONE", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [4.5]}], "ONE", ValueError),
+        ([{"name": "import os", "input": "STATES", "layers": [4]}], "ONE", ValueError),
+        ([{"name": "ACTIONS", "input": "STATES", "layers": [4]}], "ONE", ValueError),
+        (
+            [{"name": "a", "input": "STATES", "layers": [4]}, {"name": "a", "input": "a", "layers": [4]}],
+            "ONE",
+            ValueError,
+        ),
+        ([{"name": "net", "layers": [4]}], "ONE", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [4]}], "__import__('os')", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [4]}], "ACTIONS + ONE", ValueError),
+        ([{"name": "net", "input": "STATES", "layers": [4]}], ["ACTIONS", "ONE"], NotImplementedError),
+    ],
+)
+def test_invalid_definitions_are_refused(network, output, error):
+    with pytest.raises(error):
+        deterministic_model(OBSERVATIONS, ACTIONS, network=network, output=output)
