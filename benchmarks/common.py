@@ -15,23 +15,28 @@ from typing import Callable
 import numpy as np
 from configs import CONFIGS, EVAL_EPISODES, EVAL_SEED_OFFSET, make_env
 
-RESULT_KEYS = ("library", "backend", "config", "seed", "timesteps", "seconds", "env_steps_per_s",
-               "final_eval_return")
+RESULT_KEYS = ("library", "backend", "config", "seed", "timesteps", "seconds", "env_steps_per_s", "final_eval_return")
 
 
 def parse_args(description: str, argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", choices=sorted(CONFIGS), default="cleanrl")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timesteps", type=int, default=100_000,
-                        help="environment steps summed over sub-envs (rounded up to whole PPO updates)")
-    parser.add_argument("--no-eval", action="store_true",
-                        help="skip the final evaluation (final_eval_return is then null)")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=100_000,
+        help="environment steps summed over sub-envs (rounded up to whole PPO updates)",
+    )
+    parser.add_argument(
+        "--no-eval", action="store_true", help="skip the final evaluation (final_eval_return is then null)"
+    )
     return parser.parse_args(argv)
 
 
-def evaluate(act_fn: Callable[[np.ndarray], np.ndarray], seed: int, episodes: int = EVAL_EPISODES,
-             max_steps: int = 10_000) -> float:
+def evaluate(
+    act_fn: Callable[[np.ndarray], np.ndarray], seed: int, episodes: int = EVAL_EPISODES, max_steps: int = 10_000
+) -> float:
     """Mean undiscounted return of ``episodes`` deterministic episodes.
 
     ``act_fn`` maps a float32 observation batch ``(episodes, obs_dim)`` to integer actions ``(episodes,)``
@@ -65,8 +70,9 @@ class Timer:
         return False
 
 
-def emit(library: str, backend: str, config: str, seed: int, timesteps: int, seconds: float,
-         final_eval_return: float | None) -> dict:
+def emit(
+    library: str, backend: str, config: str, seed: int, timesteps: int, seconds: float, final_eval_return: float | None
+) -> dict:
     """Print exactly one JSON result line on stdout (flushes)."""
     result = {
         "library": library,
@@ -76,8 +82,11 @@ def emit(library: str, backend: str, config: str, seed: int, timesteps: int, sec
         "timesteps": int(timesteps),
         "seconds": round(float(seconds), 4),
         "env_steps_per_s": round(timesteps / seconds, 2) if seconds > 0 else None,
-        "final_eval_return": (None if final_eval_return is None or not math.isfinite(final_eval_return)
-                              else round(float(final_eval_return), 3)),
+        "final_eval_return": (
+            None
+            if final_eval_return is None or not math.isfinite(final_eval_return)
+            else round(float(final_eval_return), 3)
+        ),
     }
     assert tuple(result) == RESULT_KEYS
     sys.stdout.write(json.dumps(result) + "\n")

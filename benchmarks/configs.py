@@ -55,8 +55,13 @@ ARCHITECTURE = {
     "value": {"hidden": [64, 64], "activation": "tanh", "output": "1 (state value)"},
     # orthogonal weights, zero biases: hidden gain sqrt(2), policy head 0.01, value head 1.0
     # (= SB3 ortho_init=True = CleanRL layer_init; written explicitly in the skrl/skrl_like models)
-    "init": {"weights": "orthogonal", "hidden_gain": math.sqrt(2), "policy_head_gain": 0.01,
-             "value_head_gain": 1.0, "bias": 0.0},
+    "init": {
+        "weights": "orthogonal",
+        "hidden_gain": math.sqrt(2),
+        "policy_head_gain": 0.01,
+        "value_head_gain": 1.0,
+        "bias": 0.0,
+    },
     "shared": False,
 }
 
@@ -171,8 +176,7 @@ def plan(config: str, timesteps: int) -> dict:
     cfg = CONFIGS[config]
     n, t = cfg["num_envs"], cfg["ppo"]["rollouts"]
     updates = max(1, math.ceil(timesteps / (n * t)))
-    return {"num_envs": n, "rollouts": t, "updates": updates, "vector_steps": updates * t,
-            "env_steps": updates * t * n}
+    return {"num_envs": n, "rollouts": t, "updates": updates, "vector_steps": updates * t, "env_steps": updates * t * n}
 
 
 def sb3_ppo_kwargs(config: str) -> dict:

@@ -35,8 +35,9 @@ torch.set_num_interop_threads(1)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="cleanrl",
-                        help="takes num_envs and rollouts from this config")
+    parser.add_argument(
+        "--config", choices=sorted(CONFIGS), default="cleanrl", help="takes num_envs and rollouts from this config"
+    )
     parser.add_argument("--num-envs", type=int, default=None, help="override the config's num_envs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timesteps", type=int, default=100_000, help="env steps summed over sub-envs")
@@ -84,11 +85,22 @@ def main() -> None:
     env.close()
 
     env_steps = vector_steps * n
-    print(json.dumps({
-        "library": "minimal-loop", "backend": "torch", "config": args.config, "seed": args.seed,
-        "timesteps": env_steps, "seconds": round(seconds, 4), "env_steps_per_s": round(env_steps / seconds, 2),
-        "final_eval_return": None, "num_envs": n,
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "library": "minimal-loop",
+                "backend": "torch",
+                "config": args.config,
+                "seed": args.seed,
+                "timesteps": env_steps,
+                "seconds": round(seconds, 4),
+                "env_steps_per_s": round(env_steps / seconds, 2),
+                "final_eval_return": None,
+                "num_envs": n,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -10,17 +10,15 @@ never runs an update (``learning_starts`` past the end): what remains is the col
 value estimate, memory write), to compare with benchmarks/minimal_loop.py.
 """
 
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/
-from configs import ARCHITECTURE, CONFIGS, SKRL_EXPERIMENT, SKRL_TRAINER_CFG, make_env, plan  # noqa: E402
-
 import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
 from common import Timer, emit, evaluate  # noqa: E402
+from configs import ARCHITECTURE, CONFIGS, SKRL_EXPERIMENT, SKRL_TRAINER_CFG, make_env, plan  # noqa: E402
 
 
 def torch_agent(env, run, ppo_cfg):
@@ -51,8 +49,12 @@ def torch_agent(env, run, ppo_cfg):
         def __init__(self, observation_space, action_space, device):
             Model.__init__(self, observation_space, action_space, device)
             CategoricalMixin.__init__(self, unnormalized_log_prob=True)
-            self.net = mlp(self.num_observations, ARCHITECTURE["policy"]["hidden"], self.num_actions,
-                           ARCHITECTURE["init"]["policy_head_gain"])
+            self.net = mlp(
+                self.num_observations,
+                ARCHITECTURE["policy"]["hidden"],
+                self.num_actions,
+                ARCHITECTURE["init"]["policy_head_gain"],
+            )
 
         def compute(self, inputs, role):
             return self.net(inputs["states"]), {}
@@ -61,17 +63,25 @@ def torch_agent(env, run, ppo_cfg):
         def __init__(self, observation_space, action_space, device):
             Model.__init__(self, observation_space, action_space, device)
             DeterministicMixin.__init__(self)
-            self.net = mlp(self.num_observations, ARCHITECTURE["value"]["hidden"], 1,
-                           ARCHITECTURE["init"]["value_head_gain"])
+            self.net = mlp(
+                self.num_observations, ARCHITECTURE["value"]["hidden"], 1, ARCHITECTURE["init"]["value_head_gain"]
+            )
 
         def compute(self, inputs, role):
             return self.net(inputs["states"]), {}
 
-    models = {"policy": Policy(env.observation_space, env.action_space, env.device),
-              "value": Value(env.observation_space, env.action_space, env.device)}
-    agent = PPO(models=models, memory=RandomMemory(memory_size=run["rollouts"], num_envs=env.num_envs, device=env.device),
-                cfg={**PPO_DEFAULT_CONFIG, **ppo_cfg}, observation_space=env.observation_space,
-                action_space=env.action_space, device=env.device)
+    models = {
+        "policy": Policy(env.observation_space, env.action_space, env.device),
+        "value": Value(env.observation_space, env.action_space, env.device),
+    }
+    agent = PPO(
+        models=models,
+        memory=RandomMemory(memory_size=run["rollouts"], num_envs=env.num_envs, device=env.device),
+        cfg={**PPO_DEFAULT_CONFIG, **ppo_cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=env.device,
+    )
 
     def act(observations):
         with torch.no_grad():
@@ -101,8 +111,12 @@ def jax_agent(env, run, ppo_cfg):
 
         @nn.compact
         def __call__(self, inputs, role):
-            return mlp(inputs["states"], ARCHITECTURE["policy"]["hidden"], self.num_actions,
-                       ARCHITECTURE["init"]["policy_head_gain"]), {}
+            return mlp(
+                inputs["states"],
+                ARCHITECTURE["policy"]["hidden"],
+                self.num_actions,
+                ARCHITECTURE["init"]["policy_head_gain"],
+            ), {}
 
     class Value(DeterministicMixin, Model):
         def __init__(self, observation_space, action_space, device=None, **kwargs):
@@ -111,14 +125,23 @@ def jax_agent(env, run, ppo_cfg):
 
         @nn.compact
         def __call__(self, inputs, role):
-            return mlp(inputs["states"], ARCHITECTURE["value"]["hidden"], 1, ARCHITECTURE["init"]["value_head_gain"]), {}
+            return mlp(
+                inputs["states"], ARCHITECTURE["value"]["hidden"], 1, ARCHITECTURE["init"]["value_head_gain"]
+            ), {}
 
-    models = {"policy": Policy(env.observation_space, env.action_space), "value": Value(env.observation_space, env.action_space)}
+    models = {
+        "policy": Policy(env.observation_space, env.action_space),
+        "value": Value(env.observation_space, env.action_space),
+    }
     for role, model in models.items():
         model.init_state_dict(role)
-    agent = PPO(models=models, memory=RandomMemory(memory_size=run["rollouts"], num_envs=env.num_envs),
-                cfg={**PPO_DEFAULT_CONFIG, **ppo_cfg}, observation_space=env.observation_space,
-                action_space=env.action_space)
+    agent = PPO(
+        models=models,
+        memory=RandomMemory(memory_size=run["rollouts"], num_envs=env.num_envs),
+        cfg={**PPO_DEFAULT_CONFIG, **ppo_cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
 
     def act(observations):
         _, _, outputs = agent.act(np.asarray(observations, np.float32), timestep=0, timesteps=1)

@@ -34,8 +34,10 @@ def main(paths: list[str]) -> None:
                     r = json.loads(line)
                     groups[(r["config"], r["library"], r["backend"])].append(r)
 
-    print("| config | library | backend | runs | env steps | median env_steps/s | median seconds "
-          "| median eval return | vs minimal loop |")
+    print(
+        "| config | library | backend | runs | env steps | median env_steps/s | median seconds "
+        "| median eval return | vs minimal loop |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for key in sorted(groups):
         config, library, backend = key
@@ -44,9 +46,11 @@ def main(paths: list[str]) -> None:
         base = _median([r["env_steps_per_s"] for r in groups.get((config, "minimal-loop", "torch"), [])])
         rel = f"{sps / base:.2f}x" if sps and base else "n/a"
         steps = sorted({r["timesteps"] for r in runs})
-        print(f"| {config} | {library} | {backend} | {len(runs)} | {'/'.join(map(str, steps))} | {_fmt(sps)} "
-              f"| {_fmt(_median([r['seconds'] for r in runs]), 2)} "
-              f"| {_fmt(_median([r['final_eval_return'] for r in runs]))} | {rel} |")
+        print(
+            f"| {config} | {library} | {backend} | {len(runs)} | {'/'.join(map(str, steps))} | {_fmt(sps)} "
+            f"| {_fmt(_median([r['seconds'] for r in runs]), 2)} "
+            f"| {_fmt(_median([r['final_eval_return'] for r in runs]))} | {rel} |"
+        )
 
 
 if __name__ == "__main__":

@@ -48,7 +48,6 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = True
 
 
-
 def _drop_builtin_type_docstrings(app, what, name, obj, options, lines):
     """A module-level dict/list without a doc comment would otherwise show ``dict.__doc__`` (invalid reST)."""
     if what not in ("data", "attribute") or type(obj).__module__ != "builtins" or not type(obj).__doc__:

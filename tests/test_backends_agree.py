@@ -69,15 +69,27 @@ class JaxValue(JaxDeterministic, JaxModel):
 
 def _flax_params(torch_net):
     hidden, output = torch_net[0], torch_net[2]
-    as_dense = lambda layer: {"kernel": jnp.asarray(layer.weight.detach().numpy().T),  # noqa: E731
-                              "bias": jnp.asarray(layer.bias.detach().numpy())}
+
+    def as_dense(layer):
+        return {
+            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
+            "bias": jnp.asarray(layer.bias.detach().numpy()),
+        }
+
     return {"params": {"hidden": as_dense(hidden), "output": as_dense(output)}}
 
 
 CFG = {
-    "rollouts": ROLLOUTS, "learning_epochs": 3, "mini_batches": 2, "discount_factor": 0.9, "lambda": 0.8,
-    "learning_rate": 3e-3, "grad_norm_clip": 0.0,  # torch clips the joint norm, JAX each model's: compare unclipped
-    "entropy_loss_scale": 0.01, "value_loss_scale": 0.5, "clip_predicted_values": True,
+    "rollouts": ROLLOUTS,
+    "learning_epochs": 3,
+    "mini_batches": 2,
+    "discount_factor": 0.9,
+    "lambda": 0.8,
+    "learning_rate": 3e-3,
+    "grad_norm_clip": 0.0,  # torch clips the joint norm, JAX each model's: compare unclipped
+    "entropy_loss_scale": 0.01,
+    "value_loss_scale": 0.5,
+    "clip_predicted_values": True,
     "experiment": {"write_interval": 0, "checkpoint_interval": 0},
 }
 
@@ -107,29 +119,42 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
 
     scalers = {"state_preprocessor_kwargs": {"size": 4}, "value_preprocessor_kwargs": {"size": 1}}
     torch_agent = TorchPPO(
-        models={"policy": torch_policy, "value": torch_value}, memory=TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"),
+        models={"policy": torch_policy, "value": torch_value},
+        memory=TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"),
         cfg={**CFG, **scalers, "state_preprocessor": TorchScaler, "value_preprocessor": TorchScaler},
-        observation_space=OBSERVATIONS, action_space=ACTIONS, device="cpu",
+        observation_space=OBSERVATIONS,
+        action_space=ACTIONS,
+        device="cpu",
     )
     jax_agent = JaxPPO(
-        models={"policy": jax_policy, "value": jax_value}, memory=JaxMemory(ROLLOUTS, NUM_ENVS),
+        models={"policy": jax_policy, "value": jax_value},
+        memory=JaxMemory(ROLLOUTS, NUM_ENVS),
         cfg={**CFG, **scalers, "state_preprocessor": JaxScaler, "value_preprocessor": JaxScaler},
-        observation_space=OBSERVATIONS, action_space=ACTIONS,
+        observation_space=OBSERVATIONS,
+        action_space=ACTIONS,
     )
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
         agent.init(trainer_cfg={"timesteps": ROLLOUTS})
         for t in range(ROLLOUTS):
             agent.memory.add_samples(
-                states=to_array(states[t]), actions=to_array(actions[t].astype(np.float32)),
-                rewards=to_array(rewards[t]), terminated=to_array(terminated[t]), truncated=to_array(truncated[t]),
-                log_prob=to_array(log_prob[t]), values=to_array(values[t]),
+                states=to_array(states[t]),
+                actions=to_array(actions[t].astype(np.float32)),
+                rewards=to_array(rewards[t]),
+                terminated=to_array(terminated[t]),
+                truncated=to_array(truncated[t]),
+                log_prob=to_array(log_prob[t]),
+                values=to_array(values[t]),
             )
         agent._current_next_states = to_array(last_states)
         agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
 
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss"):
-        assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(float(torch_agent.tracking_data[tag][0]), abs=1e-4)
+        assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
+            float(torch_agent.tracking_data[tag][0]), abs=1e-4
+        )
     updated = _flax_params(torch_policy.net)["params"]
     for layer in ("hidden", "output"):
         for name in ("kernel", "bias"):
-            np.testing.assert_allclose(jax_policy.state_dict.params["params"][layer][name], updated[layer][name], atol=1e-4)
+            np.testing.assert_allclose(
+                jax_policy.state_dict.params["params"][layer][name], updated[layer][name], atol=1e-4
+            )

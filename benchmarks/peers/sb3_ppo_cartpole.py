@@ -62,7 +62,8 @@ class GymnasiumVecEnvAdapter(VecEnv):
             for i in np.flatnonzero(dones):
                 out_infos[i]["terminal_observation"] = final_obs[i]
                 out_infos[i]["TimeLimit.truncated"] = bool(
-                    self.bootstrap_truncation and truncated[i] and not terminated[i])
+                    self.bootstrap_truncation and truncated[i] and not terminated[i]
+                )
         return obs, rewards.astype(np.float32), dones, out_infos
 
     def close(self):
@@ -92,8 +93,9 @@ def main() -> None:
     kwargs = sb3_ppo_kwargs(args.config)
     kwargs["policy_kwargs"]["activation_fn"] = torch.nn.Tanh
 
-    venv = GymnasiumVecEnvAdapter(make_env(run["num_envs"]),
-                                  bootstrap_truncation=CONFIGS[args.config]["ppo"]["time_limit_bootstrap"])
+    venv = GymnasiumVecEnvAdapter(
+        make_env(run["num_envs"]), bootstrap_truncation=CONFIGS[args.config]["ppo"]["time_limit_bootstrap"]
+    )
     model = PPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, tensorboard_log=None, **kwargs)
     with Timer() as timer:
         model.learn(total_timesteps=run["env_steps"], progress_bar=False)
@@ -101,6 +103,7 @@ def main() -> None:
 
     final = None
     if not args.no_eval:
+
         def act(obs):
             return model.predict(obs, deterministic=True)[0]
 

@@ -10,11 +10,16 @@ is the wall time of ``SequentialTrainer.train()`` only, JIT compilation included
 import os
 
 # must precede the jax import
-os.environ.update({
-    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-    "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
-})
+os.environ.update(
+    {
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+        "JAX_PLATFORMS": "cpu",
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+    }
+)
 
 import logging  # noqa: E402
 import sys  # noqa: E402
@@ -45,8 +50,7 @@ _ZEROS = nn.initializers.constant(_INIT["bias"])
 
 def _mlp(x, hidden, out_features, head_gain):
     for width in hidden:
-        x = nn.tanh(nn.Dense(width, kernel_init=nn.initializers.orthogonal(_INIT["hidden_gain"]),
-                             bias_init=_ZEROS)(x))
+        x = nn.tanh(nn.Dense(width, kernel_init=nn.initializers.orthogonal(_INIT["hidden_gain"]), bias_init=_ZEROS)(x))
     return nn.Dense(out_features, kernel_init=nn.initializers.orthogonal(head_gain), bias_init=_ZEROS)(x)
 
 
@@ -57,8 +61,7 @@ class Policy(CategoricalMixin, Model):
 
     @nn.compact
     def __call__(self, inputs, role):
-        return _mlp(inputs["states"], ARCHITECTURE["policy"]["hidden"], self.num_actions,
-                    _INIT["policy_head_gain"]), {}
+        return _mlp(inputs["states"], ARCHITECTURE["policy"]["hidden"], self.num_actions, _INIT["policy_head_gain"]), {}
 
 
 class Value(DeterministicMixin, Model):
@@ -90,10 +93,15 @@ def main() -> None:
         cfg = PPO_DEFAULT_CONFIG.copy()
         cfg.update(CONFIGS[args.config]["ppo"])
         cfg["experiment"] = {**PPO_DEFAULT_CONFIG["experiment"], **SKRL_EXPERIMENT, "directory": tmp}
-        agent = PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-                    action_space=env.action_space, device=device)
-        trainer = SequentialTrainer(env=env, agents=agent,
-                                    cfg={**SKRL_TRAINER_CFG, "timesteps": run["vector_steps"]})
+        agent = PPO(
+            models=models,
+            memory=memory,
+            cfg=cfg,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device=device,
+        )
+        trainer = SequentialTrainer(env=env, agents=agent, cfg={**SKRL_TRAINER_CFG, "timesteps": run["vector_steps"]})
         with Timer() as timer:
             trainer.train()
             jax.block_until_ready(models["policy"].state_dict.params)

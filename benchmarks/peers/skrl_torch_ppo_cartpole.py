@@ -56,8 +56,12 @@ class Policy(CategoricalMixin, Model):
     def __init__(self, observation_space, action_space, device):
         Model.__init__(self, observation_space, action_space, device)
         CategoricalMixin.__init__(self, unnormalized_log_prob=True)
-        self.net = mlp(self.num_observations, ARCHITECTURE["policy"]["hidden"], self.num_actions,
-                       ARCHITECTURE["init"]["policy_head_gain"])
+        self.net = mlp(
+            self.num_observations,
+            ARCHITECTURE["policy"]["hidden"],
+            self.num_actions,
+            ARCHITECTURE["init"]["policy_head_gain"],
+        )
 
     def compute(self, inputs, role):
         return self.net(inputs["states"]), {}
@@ -67,8 +71,9 @@ class Value(DeterministicMixin, Model):
     def __init__(self, observation_space, action_space, device):
         Model.__init__(self, observation_space, action_space, device)
         DeterministicMixin.__init__(self, clip_actions=False)
-        self.net = mlp(self.num_observations, ARCHITECTURE["value"]["hidden"], 1,
-                       ARCHITECTURE["init"]["value_head_gain"])
+        self.net = mlp(
+            self.num_observations, ARCHITECTURE["value"]["hidden"], 1, ARCHITECTURE["init"]["value_head_gain"]
+        )
 
     def compute(self, inputs, role):
         return self.net(inputs["states"]), {}
@@ -91,10 +96,15 @@ def main() -> None:
         cfg = PPO_DEFAULT_CONFIG.copy()
         cfg.update(CONFIGS[args.config]["ppo"])
         cfg["experiment"] = {**PPO_DEFAULT_CONFIG["experiment"], **SKRL_EXPERIMENT, "directory": tmp}
-        agent = PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-                    action_space=env.action_space, device=device)
-        trainer = SequentialTrainer(env=env, agents=agent,
-                                    cfg={**SKRL_TRAINER_CFG, "timesteps": run["vector_steps"]})
+        agent = PPO(
+            models=models,
+            memory=memory,
+            cfg=cfg,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device=device,
+        )
+        trainer = SequentialTrainer(env=env, agents=agent, cfg={**SKRL_TRAINER_CFG, "timesteps": run["vector_steps"]})
         with Timer() as timer:
             trainer.train()
 

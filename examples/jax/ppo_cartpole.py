@@ -64,7 +64,8 @@ def make_agent(env, rollouts=64, experiment=None):
         "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
         "value_preprocessor": RunningStandardScaler,
         "value_preprocessor_kwargs": {"size": 1, "device": env.device},
-        "experiment": experiment or {"directory": "runs/jax/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
+        "experiment": experiment
+        or {"directory": "runs/jax/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
     }
     models = {
         "policy": Policy(env.observation_space, env.action_space, env.device),
@@ -73,8 +74,14 @@ def make_agent(env, rollouts=64, experiment=None):
     for role, model in models.items():
         model.init_state_dict(role)
     memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device=env.device)
-    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-               action_space=env.action_space, device=env.device)
+    return PPO(
+        models=models,
+        memory=memory,
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=env.device,
+    )
 
 
 def main():
@@ -87,10 +94,14 @@ def main():
     set_seed(args.seed)
     env = wrap_env(gym.make_vec("CartPole-v1", num_envs=args.num_envs, vectorization_mode="sync"))
     agent = make_agent(env)
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True})
+    trainer = SequentialTrainer(
+        env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True}
+    )
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=20)
-    print(f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+    print(
+        f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,11 @@ class Policy(CategoricalMixin, Model):
         Model.__init__(self, observation_space, action_space, device)
         CategoricalMixin.__init__(self, unnormalized_log_prob=True)
         self.net = nn.Sequential(
-            nn.Linear(self.num_observations, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, self.num_actions)
+            nn.Linear(self.num_observations, 64),
+            nn.Tanh(),
+            nn.Linear(64, 64),
+            nn.Tanh(),
+            nn.Linear(64, self.num_actions),
         )
 
     def compute(self, inputs, role):
@@ -64,15 +68,22 @@ def make_agent(env, rollouts=64, experiment=None):
         "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
         "value_preprocessor": RunningStandardScaler,
         "value_preprocessor_kwargs": {"size": 1, "device": env.device},
-        "experiment": experiment or {"directory": "runs/torch/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
+        "experiment": experiment
+        or {"directory": "runs/torch/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
     }
     models = {
         "policy": Policy(env.observation_space, env.action_space, env.device),
         "value": Value(env.observation_space, env.action_space, env.device),
     }
     memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device=env.device)
-    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-               action_space=env.action_space, device=env.device)
+    return PPO(
+        models=models,
+        memory=memory,
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=env.device,
+    )
 
 
 def main():
@@ -86,10 +97,14 @@ def main():
     set_seed(args.seed)
     env = wrap_env(gym.make_vec("CartPole-v1", num_envs=args.num_envs, vectorization_mode="sync"))
     agent = make_agent(env)
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True})
+    trainer = SequentialTrainer(
+        env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True}
+    )
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=20)
-    print(f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+    print(
+        f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}"
+    )
 
 
 if __name__ == "__main__":

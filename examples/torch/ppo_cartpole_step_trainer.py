@@ -11,18 +11,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import gymnasium as gym
 import numpy as np
 import torch
+from ppo_cartpole import make_agent  # noqa: E402  (same folder)
 
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.trainers import StepTrainer
 from skrl_like.utils import set_seed
 
-from ppo_cartpole import make_agent  # noqa: E402  (same folder)
-
 torch.set_num_threads(1)
 set_seed(42)
 env = wrap_env(gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"))
 agent = make_agent(env, experiment={"write_interval": 0, "checkpoint_interval": 0})
-timesteps = 5000
+timesteps = int(os.environ.get("SKRL_LIKE_EXAMPLE_TIMESTEPS", "5000"))
 trainer = StepTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": True})
 
 episode_steps = np.zeros(env.num_envs)
@@ -34,9 +33,11 @@ for timestep in range(timesteps):
     finished_lengths.extend(episode_steps[done].tolist())
     episode_steps[done] = 0
     if len(finished_lengths) >= 20 and np.mean(finished_lengths[-20:]) >= 400:
-        print(f"Stopping early at timestep {timestep}: the last 20 episodes lasted {np.mean(finished_lengths[-20:]):.0f} steps")
+        print(
+            f"Stopping early at timestep {timestep}: the last 20 episodes lasted {np.mean(finished_lengths[-20:]):.0f} steps"
+        )
         break
 
-for timestep in range(500):
+for timestep in range(min(500, timesteps)):
     trainer.eval(timestep=timestep)
 print(f"Evaluation return over 20 episodes: {np.mean(trainer.evaluate_episodes(num_episodes=20)):.1f}")

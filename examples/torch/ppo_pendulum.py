@@ -30,7 +30,11 @@ class Policy(GaussianMixin, Model):
         Model.__init__(self, observation_space, action_space, device)
         GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-20, max_log_std=2)
         self.net = nn.Sequential(
-            nn.Linear(self.num_observations, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, self.num_actions)
+            nn.Linear(self.num_observations, 64),
+            nn.ReLU(),
+            nn.Linear(64, 64),
+            nn.ReLU(),
+            nn.Linear(64, self.num_actions),
         )
         self.log_std_parameter = nn.Parameter(torch.zeros(self.num_actions))
 
@@ -78,8 +82,14 @@ def make_agent(env, rollouts=1024, experiment=None):
         "value": Value(env.observation_space, env.action_space, env.device),
     }
     memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device=env.device)
-    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-               action_space=env.action_space, device=env.device)
+    return PPO(
+        models=models,
+        memory=memory,
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=env.device,
+    )
 
 
 def main():
@@ -93,10 +103,14 @@ def main():
     set_seed(args.seed)
     env = wrap_env(gym.make_vec("Pendulum-v1", num_envs=args.num_envs, vectorization_mode="sync"))
     agent = make_agent(env)
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True})
+    trainer = SequentialTrainer(
+        env=env, agents=agent, cfg={"timesteps": args.timesteps // args.num_envs, "headless": True}
+    )
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=20)
-    print(f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+    print(
+        f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}"
+    )
 
 
 if __name__ == "__main__":

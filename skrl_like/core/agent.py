@@ -284,9 +284,7 @@ class AgentCore:
             try:
                 self._restore_state(name, self.checkpoint_modules[name], state)
             except (RuntimeError, ValueError, KeyError, TypeError) as error:
-                raise ValueError(
-                    f"Checkpoint '{path}' does not match this agent's '{name}' module: {error}"
-                ) from error
+                raise ValueError(f"Checkpoint '{path}' does not match this agent's '{name}' module: {error}") from error
 
     def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
         raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")

@@ -73,7 +73,10 @@ class EpisodeTracker:
                 self._returns[step_dones] = 0
                 self._lengths[step_dones] = 0
         if finished_returns:
-            for name, values in (("Reward / Total reward", finished_returns), ("Episode / Total timesteps", finished_lengths)):
+            for name, values in (
+                ("Reward / Total reward", finished_returns),
+                ("Episode / Total timesteps", finished_lengths),
+            ):
                 for reduction in ("max", "min", "mean"):
                     pending.setdefault(f"{name} ({reduction})", []).extend(values)
 

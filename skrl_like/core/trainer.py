@@ -351,7 +351,9 @@ class SequentialTrainerCore(TrainerCore):
     default_config = TRAINER_DEFAULT_CONFIG  # the backend module's *_TRAINER_DEFAULT_CONFIG
 
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg"))
+        super().__init__(
+            env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg")
+        )
         self._init_agents()
 
     def train(self) -> None:
@@ -369,7 +371,9 @@ class StepTrainerCore(TrainerCore):
     default_config = TRAINER_DEFAULT_CONFIG
 
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg"))
+        super().__init__(
+            env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg")
+        )
         self._check_single_agent_env()
         self._init_agents()
         self._timestep = 0

@@ -2,7 +2,12 @@ import pytest
 
 from skrl_like.core.config import merge_config
 
-DEFAULT = {"rollouts": 16, "learning_rate": 1e-3, "experiment": {"directory": "", "write_interval": "auto"}, "kwargs": {}}
+DEFAULT = {
+    "rollouts": 16,
+    "learning_rate": 1e-3,
+    "experiment": {"directory": "", "write_interval": "auto"},
+    "kwargs": {},
+}
 
 
 def test_merge_is_a_shallow_update_that_leaves_the_default_untouched():

@@ -28,8 +28,10 @@ def test_episode_returns_and_lengths_are_split_at_episode_ends():
     for r, te, tr in zip(rewards, terminated, truncated):
         tracker.record(np.array(r, np.float32)[:, None], np.array(te, bool)[:, None], np.array(tr, bool)[:, None])
     stats = tracker.collect()
-    reduce = {tag: (np.max if tag.endswith("(max)") else np.min if tag.endswith("(min)") else np.mean)(v)
-              for tag, v in stats.items()}
+    reduce = {
+        tag: (np.max if tag.endswith("(max)") else np.min if tag.endswith("(min)") else np.mean)(v)
+        for tag, v in stats.items()
+    }
     assert reduce["Reward / Total reward (max)"] == 12
     assert reduce["Reward / Total reward (min)"] == 3
     assert reduce["Episode / Total timesteps (max)"] == 3

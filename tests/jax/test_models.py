@@ -441,8 +441,13 @@ def test_discrete_policies_report_their_most_likely_action_for_deterministic_eva
     from skrl_like.jax.models import CategoricalMixin, Model, MultiCategoricalMixin
 
     class Fixed(CategoricalMixin, Model):
-        def __init__(self, observation_space=gym.spaces.Box(-1, 1, (1,)), action_space=gym.spaces.Discrete(3),
-                     device=None, **kwargs):
+        def __init__(
+            self,
+            observation_space=gym.spaces.Box(-1, 1, (1,)),
+            action_space=gym.spaces.Discrete(3),
+            device=None,
+            **kwargs,
+        ):
             Model.__init__(self, observation_space, action_space, device, **kwargs)
             CategoricalMixin.__init__(self)
 
@@ -451,8 +456,13 @@ def test_discrete_policies_report_their_most_likely_action_for_deterministic_eva
             return jnp.array([[0.1, 2.0, -1.0], [3.0, 0.0, 0.0]]) + 0 * inputs["states"], {}
 
     class FixedMulti(MultiCategoricalMixin, Model):
-        def __init__(self, observation_space=gym.spaces.Box(-1, 1, (1,)), action_space=gym.spaces.MultiDiscrete([2, 3]),
-                     device=None, **kwargs):
+        def __init__(
+            self,
+            observation_space=gym.spaces.Box(-1, 1, (1,)),
+            action_space=gym.spaces.MultiDiscrete([2, 3]),
+            device=None,
+            **kwargs,
+        ):
             Model.__init__(self, observation_space, action_space, device, **kwargs)
             MultiCategoricalMixin.__init__(self)
 

@@ -1,8 +1,6 @@
 """PPO (JAX): update math, compilation, save/load, determinism, bad input, and one short learning run."""
 
 import math
-import os
-import sys
 
 import flax.linen as nn
 import gymnasium
@@ -48,13 +46,20 @@ def cartpole(num_envs=4):
 
 
 def make_ppo(env, rollouts=16, **cfg):
-    models = {"policy": Policy(env.observation_space, env.action_space),
-              "value": Value(env.observation_space, env.action_space)}
+    models = {
+        "policy": Policy(env.observation_space, env.action_space),
+        "value": Value(env.observation_space, env.action_space),
+    }
     for role, model in models.items():
         model.init_state_dict(role)
     cfg = {**PPO_DEFAULT_CONFIG, "rollouts": rollouts, "experiment": NO_FILES, **cfg}
-    return PPO(models=models, memory=RandomMemory(memory_size=rollouts, num_envs=env.num_envs), cfg=cfg,
-               observation_space=env.observation_space, action_space=env.action_space)
+    return PPO(
+        models=models,
+        memory=RandomMemory(memory_size=rollouts, num_envs=env.num_envs),
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
 
 
 def test_gae_on_a_hand_computed_case_with_termination_and_truncation():
@@ -83,8 +88,9 @@ def test_kl_adaptive_learning_rate_changes_without_recompiling():
 
     set_seed(0)
     env = cartpole()
-    agent = make_ppo(env, rollouts=8, learning_rate_scheduler=KLAdaptiveLR,
-                     learning_rate_scheduler_kwargs={"kl_threshold": 1e-9})  # KL always "too high": lr shrinks
+    agent = make_ppo(
+        env, rollouts=8, learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 1e-9}
+    )  # KL always "too high": lr shrinks
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 16}).train()
     rates = [float(r) for r in agent.tracking_data["Learning / Learning rate"]]
     assert rates[0] == pytest.approx(1e-3 / 1.5**8, rel=1e-5)  # divided by 1.5 once per epoch (8 epochs)
@@ -110,8 +116,10 @@ def test_save_load_round_trip_restores_params_optimizer_and_statistics(tmp_path)
     first_logits = first.act(states, 0, 1)[2]["net_output"]
     second_logits = second.act(states, 0, 1)[2]["net_output"]
     np.testing.assert_array_equal(first_logits, second_logits)
-    for a, b in zip(jax.tree_util.tree_leaves(first.policy_optimizer.state),
-                    jax.tree_util.tree_leaves(second.policy_optimizer.state)):
+    for a, b in zip(
+        jax.tree_util.tree_leaves(first.policy_optimizer.state),
+        jax.tree_util.tree_leaves(second.policy_optimizer.state),
+    ):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(first._state_preprocessor.running_mean, second._state_preprocessor.running_mean)
 
@@ -146,9 +154,14 @@ def test_unknown_cfg_key_suggests_the_close_match():
 def test_models_without_parameters_are_rejected_with_the_fix():
     env = cartpole()
     with pytest.raises(ValueError, match=r"call policy.init_state_dict\('policy'\)"):
-        PPO(models={"policy": Policy(env.observation_space, env.action_space),
-                    "value": Value(env.observation_space, env.action_space)},
-            observation_space=env.observation_space, action_space=env.action_space)
+        PPO(
+            models={
+                "policy": Policy(env.observation_space, env.action_space),
+                "value": Value(env.observation_space, env.action_space),
+            },
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+        )
 
 
 def test_nan_rewards_stop_the_update_with_a_clear_error():
@@ -166,9 +179,9 @@ def test_the_default_config_is_never_mutated():
 
 @pytest.mark.slow
 def test_ppo_learns_cartpole_within_20k_steps():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "jax"))
-    from ppo_cartpole import make_agent
+    from examples import load_example
 
+    make_agent = load_example("jax", "ppo_cartpole").make_agent
     set_seed(42)
     env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"), verbose=False)
     env._env.reset(seed=42)

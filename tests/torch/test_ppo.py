@@ -47,11 +47,19 @@ def cartpole(num_envs=4):
 
 def make_ppo(env, rollouts=16, policy_class=Policy, **cfg):
     cfg = {**PPO_DEFAULT_CONFIG, "rollouts": rollouts, "experiment": NO_FILES, **cfg}
-    models = {"policy": policy_class(env.observation_space, env.action_space),
-              "value": Value(env.observation_space, env.action_space)}
+    models = {
+        "policy": policy_class(env.observation_space, env.action_space),
+        "value": Value(env.observation_space, env.action_space),
+    }
     memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device="cpu")
-    return PPO(models=models, memory=memory, cfg=cfg, observation_space=env.observation_space,
-               action_space=env.action_space, device="cpu")
+    return PPO(
+        models=models,
+        memory=memory,
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+    )
 
 
 # -- GAE ------------------------------------------------------------------------------------------------------
@@ -78,8 +86,16 @@ def test_gae_on_a_hand_computed_case_with_termination_and_truncation():
 def test_one_update_matches_a_reference_loss_computed_with_torch_distributions():
     set_seed(3)
     env = cartpole(num_envs=2)
-    agent = make_ppo(env, rollouts=8, learning_epochs=1, mini_batches=1, grad_norm_clip=0.0, value_loss_scale=0.5,
-                     discount_factor=0.9, **{"lambda": 0.8})
+    agent = make_ppo(
+        env,
+        rollouts=8,
+        learning_epochs=1,
+        mini_batches=1,
+        grad_norm_clip=0.0,
+        value_loss_scale=0.5,
+        discount_factor=0.9,
+        **{"lambda": 0.8},
+    )
     agent.init(trainer_cfg={"timesteps": 8})
     policy, value = agent.policy, agent.value
     initial_policy = {k: v.clone() for k, v in policy.state_dict().items()}
@@ -90,8 +106,17 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
         with torch.no_grad():
             actions = agent.act(states, timestep, 8)[0]
             next_states, rewards, terminated, truncated, infos = env.step(actions)
-            agent.record_transition(states=states, actions=actions, rewards=rewards, next_states=next_states,
-                                    terminated=terminated, truncated=truncated, infos=infos, timestep=timestep, timesteps=8)
+            agent.record_transition(
+                states=states,
+                actions=actions,
+                rewards=rewards,
+                next_states=next_states,
+                terminated=terminated,
+                truncated=truncated,
+                infos=infos,
+                timestep=timestep,
+                timesteps=8,
+            )
         if timestep < 7:
             agent.post_interaction(timestep, 8)  # no update before the rollout is complete
             states = next_states
@@ -153,8 +178,15 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
 def test_checkpoints_are_written_at_intervals_with_a_best_agent(tmp_path):
     set_seed(0)
     env = cartpole()
-    agent = make_ppo(env, experiment={"directory": str(tmp_path), "experiment_name": "run",
-                                      "write_interval": 10, "checkpoint_interval": 20})
+    agent = make_ppo(
+        env,
+        experiment={
+            "directory": str(tmp_path),
+            "experiment_name": "run",
+            "write_interval": 10,
+            "checkpoint_interval": 20,
+        },
+    )
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 60}).train()
     files = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
     assert files == ["agent_20.pt", "agent_40.pt", "agent_60.pt", "best_agent.pt"]
@@ -217,16 +249,27 @@ def test_unknown_cfg_key_suggests_the_close_match():
 def test_missing_value_model_is_named():
     env = cartpole()
     with pytest.raises(ValueError, match=r"PPO needs a model for role\(s\) \['value'\]; got models for \['policy'\]"):
-        PPO(models={"policy": Policy(env.observation_space, env.action_space)}, memory=None,
-            observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+        PPO(
+            models={"policy": Policy(env.observation_space, env.action_space)},
+            memory=None,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device="cpu",
+        )
 
 
 def test_model_built_for_another_observation_space_is_rejected():
     env = cartpole()
     with pytest.raises(ValueError, match="'value' model was built for an observation space of size 3"):
-        PPO(models={"policy": Policy(env.observation_space, env.action_space),
-                    "value": Value(gymnasium.spaces.Box(-1, 1, (3,)), env.action_space)},
-            observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+        PPO(
+            models={
+                "policy": Policy(env.observation_space, env.action_space),
+                "value": Value(gymnasium.spaces.Box(-1, 1, (3,)), env.action_space),
+            },
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device="cpu",
+        )
 
 
 def test_memory_size_must_equal_rollouts():
@@ -251,12 +294,22 @@ def test_nan_rewards_stop_the_update_with_a_clear_error():
 def test_two_ppo_agents_share_one_vector_env():
     set_seed(0)
     env = cartpole(num_envs=6)
-    models = lambda: {"policy": Policy(env.observation_space, env.action_space),  # noqa: E731
-                      "value": Value(env.observation_space, env.action_space)}
+
+    def models():
+        return {
+            "policy": Policy(env.observation_space, env.action_space),
+            "value": Value(env.observation_space, env.action_space),
+        }
+
     agents = [
-        PPO(models=models(), memory=RandomMemory(memory_size=8, num_envs=n, device="cpu"),
-            cfg={"rollouts": 8, "experiment": NO_FILES}, observation_space=env.observation_space,
-            action_space=env.action_space, device="cpu")
+        PPO(
+            models=models(),
+            memory=RandomMemory(memory_size=8, num_envs=n, device="cpu"),
+            cfg={"rollouts": 8, "experiment": NO_FILES},
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device="cpu",
+        )
         for n in (2, 4)
     ]
     SequentialTrainer(env=env, agents=agents, agents_scope=[2, 4], cfg={**QUIET, "timesteps": 16}).train()
@@ -273,11 +326,9 @@ def test_two_ppo_agents_share_one_vector_env():
 @pytest.mark.slow
 def test_ppo_learns_cartpole_within_20k_steps():
     """A silent break of the algorithm fails the suite: mean return >= 150 within 20k env steps."""
-    import sys
+    from examples import load_example
 
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "torch"))
-    from ppo_cartpole import make_agent
-
+    make_agent = load_example("torch", "ppo_cartpole").make_agent
     torch.set_num_threads(1)
     set_seed(42)
     env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"), verbose=False)

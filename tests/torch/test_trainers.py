@@ -33,7 +33,13 @@ class CountingEnv:
         self.steps += 1
         obs = torch.full((self.num_envs, 1), float(self.steps))
         ends = torch.tensor([[self.steps % (i + 2) == 0] for i in range(self.num_envs)])
-        return obs, torch.ones(self.num_envs, 1), ends, torch.zeros_like(ends), {"episode": {"score": torch.tensor(3.0)}}
+        return (
+            obs,
+            torch.ones(self.num_envs, 1),
+            ends,
+            torch.zeros_like(ends),
+            {"episode": {"score": torch.tensor(3.0)}},
+        )
 
     def render(self):
         pass
@@ -46,8 +52,14 @@ class RecordingAgent(Agent):
     """Acts with ``+1`` (sampled) and ``-1`` (mean) actions and logs every hook call."""
 
     def __init__(self, observation_space=None, action_space=None, memory=None, log=None, name="agent"):
-        super().__init__(models={}, memory=memory, observation_space=observation_space, action_space=action_space,
-                         device="cpu", cfg=NO_FILES)
+        super().__init__(
+            models={},
+            memory=memory,
+            observation_space=observation_space,
+            action_space=action_space,
+            device="cpu",
+            cfg=NO_FILES,
+        )
         self.log = log if log is not None else []
         self.name = name
         self.seen_states = []
@@ -82,8 +94,13 @@ def test_single_agent_call_order_and_no_reset_of_vector_envs():
     SequentialTrainer(env=env, agents=agent, cfg=CFG).train()
     calls = [entry[1:] for entry in agent.log]
     assert calls[0] == ("init",)
-    assert calls[1:6] == [("pre_interaction", 0), ("act", 0), ("record_transition", 0, 4), ("post_interaction", 0),
-                          ("pre_interaction", 1)]
+    assert calls[1:6] == [
+        ("pre_interaction", 0),
+        ("act", 0),
+        ("record_transition", 0, 4),
+        ("post_interaction", 0),
+        ("pre_interaction", 1),
+    ]
     assert env.resets == 1  # vector envs reset themselves; the trainer resets once at the start
     assert [s[0, 0].item() for s in agent.seen_states] == [0.0, 1.0, 2.0]  # next_states become states
 
@@ -124,13 +141,17 @@ def test_two_agents_share_one_vector_env_through_their_scopes():
 
 @pytest.mark.parametrize(
     "scope, message",
-    [([2, 2], "sums to 4, but the environment has 5"), ([5], "has 1 entries but there are 2 agents"),
-     ([5, 0], "empty scope")],
+    [
+        ([2, 2], "sums to 4, but the environment has 5"),
+        ([5], "has 1 entries but there are 2 agents"),
+        ([5, 0], "empty scope"),
+    ],
 )
 def test_bad_agents_scope_is_rejected_with_the_fix(scope, message):
     with pytest.raises(ValueError, match=message):
-        SequentialTrainer(env=CountingEnv(num_envs=5), agents=[RecordingAgent(), RecordingAgent()],
-                          agents_scope=scope, cfg=CFG)
+        SequentialTrainer(
+            env=CountingEnv(num_envs=5), agents=[RecordingAgent(), RecordingAgent()], agents_scope=scope, cfg=CFG
+        )
 
 
 def test_equal_scopes_give_the_remainder_to_the_last_agent():

@@ -29,7 +29,11 @@ def compute_gae(
     rollouts = rewards.shape[0]
     for step in reversed(range(rollouts)):
         next_value = values[step + 1] if step < rollouts - 1 else next_values
-        advantage = rewards[step] - values[step] + discount_factor * not_dones[step] * (next_value + lambda_coefficient * advantage)
+        advantage = (
+            rewards[step]
+            - values[step]
+            + discount_factor * not_dones[step] * (next_value + lambda_coefficient * advantage)
+        )
         advantages[step] = advantage
     returns = advantages + values
     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)

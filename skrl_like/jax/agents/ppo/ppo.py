@@ -67,6 +67,7 @@ PPO_DEFAULT_CONFIG = {
 }
 # fmt: on
 
+
 class _LearningState(NamedTuple):
     """Everything an update changes, passed explicitly to the jitted update."""
 
@@ -214,13 +215,20 @@ class PPO(Agent):
         return self._value_functional(value_statistics, values, inverse=True)[1]
 
     def _act_and_evaluate(
-        self, policy_params: Any, value_params: Any, state_statistics: Any, value_statistics: Any, states: jax.Array,
+        self,
+        policy_params: Any,
+        value_params: Any,
+        state_statistics: Any,
+        value_statistics: Any,
+        states: jax.Array,
         key: jax.Array,
     ) -> Tuple[Any, ...]:
         """One dispatch per step: sample actions and estimate V(s) for the transition about to be stored."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
-        actions, log_prob, outputs = self.policy.act({"states": processed, "key": subkey}, role="policy", params=policy_params)
+        actions, log_prob, outputs = self.policy.act(
+            {"states": processed, "key": subkey}, role="policy", params=policy_params
+        )
         values = self._evaluate(value_params, value_statistics, state_statistics, states)
         return actions, log_prob, values, outputs, key
 
@@ -231,12 +239,17 @@ class PPO(Agent):
             actions, _, outputs = self.policy.random_act({"states": states}, role="policy")
             processed = self._state_preprocessor(states)
             _, log_prob, _ = self.policy.act({"states": processed, "taken_actions": actions}, role="policy")
-            values = self._value_fn(self.value.state_dict.params, self._value_functional.state,
-                                    self._state_functional.state, states)
+            values = self._value_fn(
+                self.value.state_dict.params, self._value_functional.state, self._state_functional.state, states
+            )
         else:
             actions, log_prob, values, outputs, self._key = self._act_fn(
-                self.policy.state_dict.params, self.value.state_dict.params, self._state_functional.state,
-                self._value_functional.state, states, self._key,
+                self.policy.state_dict.params,
+                self.value.state_dict.params,
+                self._state_functional.state,
+                self._value_functional.state,
+                states,
+                self._key,
             )
         if not self._jax:  # the NumPy backend: one transfer for everything the env and memory need
             actions, log_prob, values, outputs = jax.device_get((actions, log_prob, values, outputs))
@@ -267,8 +280,9 @@ class PPO(Agent):
         if states is self._acted_states:
             values = self._current_values  # estimated in the same call that chose the actions
         else:
-            values = self._value_fn(self.value.state_dict.params, self._value_functional.state,
-                                    self._state_functional.state, states)
+            values = self._value_fn(
+                self.value.state_dict.params, self._value_functional.state, self._state_functional.state, states
+            )
             values = values if self._jax else np.asarray(values)
         if self._time_limit_bootstrap:
             rewards = rewards + self._discount_factor * values * truncated
@@ -317,15 +331,15 @@ class PPO(Agent):
         policy_loss = -jnp.minimum(surrogate, clipped_surrogate).mean()
         return policy_loss + entropy_loss, (policy_loss, entropy_loss, approx_kl, outputs["stddev"].mean())
 
-    def _value_loss(
-        self, params: Any, states: jax.Array, old_values: jax.Array, returns: jax.Array
-    ) -> jax.Array:
+    def _value_loss(self, params: Any, states: jax.Array, old_values: jax.Array, returns: jax.Array) -> jax.Array:
         predicted_values, _, _ = self.value.act({"states": states}, role="value", params=params)
         if self._clip_predicted_values:
             predicted_values = old_values + jnp.clip(predicted_values - old_values, -self._value_clip, self._value_clip)
         return self._value_loss_scale * jnp.mean((returns - predicted_values) ** 2)
 
-    def _learn(self, state: _LearningState, rollout: dict, last_states: jax.Array, timestep: jax.Array) -> Tuple[Any, ...]:
+    def _learn(
+        self, state: _LearningState, rollout: dict, last_states: jax.Array, timestep: jax.Array
+    ) -> Tuple[Any, ...]:
         """The whole update as one pure function: ``(new state, metrics, (values, returns, advantages))``."""
         last_values = self._evaluate(state.value_params, state.value_statistics, state.state_statistics, last_states)
         dones = jnp.logical_or(rollout["terminated"], rollout["truncated"])
@@ -344,7 +358,8 @@ class PPO(Agent):
             return flat.reshape(self._mini_batches, batch_size, -1)
 
         mini_batches = tuple(
-            batches(x) for x in (rollout["states"], rollout["actions"], rollout["log_prob"], values, returns, advantages)
+            batches(x)
+            for x in (rollout["states"], rollout["actions"], rollout["log_prob"], values, returns, advantages)
         )
         zero = jnp.zeros(())
 
@@ -369,7 +384,9 @@ class PPO(Agent):
                     value_grad, learning.value_params, learning.learning_rate
                 )
                 stepped = learning._replace(
-                    policy_params=policy_params, value_params=value_params, policy_optimizer=policy_optimizer,
+                    policy_params=policy_params,
+                    value_params=value_params,
+                    policy_optimizer=policy_optimizer,
                     value_optimizer=value_optimizer,
                 )
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch
@@ -378,7 +395,8 @@ class PPO(Agent):
                 kept = kept._replace(state_statistics=state_statistics)
                 kept_losses = jax.tree_util.tree_map(
                     lambda total, loss: total + jnp.where(stop, 0.0, loss),
-                    losses[:3], (policy_loss, value_loss, entropy_loss),
+                    losses[:3],
+                    (policy_loss, value_loss, entropy_loss),
                 )
                 new_losses = kept_losses + (jnp.where(stop, losses[3], stddev),)
                 return kept, first_epoch, stop, kl_sum + approx_kl, kl_count + 1, new_losses

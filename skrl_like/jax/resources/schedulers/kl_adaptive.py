@@ -37,7 +37,9 @@ def KLAdaptiveLR(
             kl = jnp.reshape(kl, ())
             decreased = jnp.maximum(lr / lr_factor, min_lr)
             increased = jnp.minimum(lr * lr_factor, max_lr)
-            return jnp.where(kl > kl_threshold * kl_factor, decreased, jnp.where(kl < kl_threshold / kl_factor, increased, lr))
+            return jnp.where(
+                kl > kl_threshold * kl_factor, decreased, jnp.where(kl < kl_threshold / kl_factor, increased, lr)
+            )
         kl = float(np.asarray(kl).item())  # float, 0-d or one-element NumPy/JAX array
         if kl > kl_threshold * kl_factor:
             return max(lr / lr_factor, min_lr)

@@ -1,0 +1,38 @@
+"""The examples run as users run them (with small step counts)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_manual_training_notebook_runs_top_to_bottom():
+    notebook = nbformat.read(ROOT / "examples" / "notebooks" / "manual_training.ipynb", as_version=4)
+    os.environ["NOTEBOOK_TIMESTEPS"] = "400"
+    try:
+        NotebookClient(
+            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+        ).execute()
+    finally:
+        del os.environ["NOTEBOOK_TIMESTEPS"]
+    outputs = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert "evaluation return:" in outputs and "episodes:" in outputs
+
+
+def test_step_trainer_example_runs():
+    env = {**os.environ, "SKRL_LIKE_EXAMPLE_TIMESTEPS": "300"}
+    result = subprocess.run(
+        [sys.executable, "ppo_cartpole_step_trainer.py"],
+        cwd=ROOT / "examples" / "torch",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Evaluation return over 20 episodes" in result.stdout
