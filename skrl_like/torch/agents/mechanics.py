@@ -24,16 +24,14 @@ def compute_gae(
     :return: ``(returns, advantages)``, advantages normalised to zero mean and unit (unbiased) std.
     """
     not_dones = dones.logical_not().to(values.dtype)
+    next_values = torch.cat((values[1:], next_values.unsqueeze(0)), dim=0)
+    # TD errors for every step at once; only the discounted accumulation below is sequential
+    deltas = rewards + discount_factor * not_dones * next_values - values
+    decays = discount_factor * lambda_coefficient * not_dones
     advantages = torch.empty_like(rewards)
-    advantage = torch.zeros_like(next_values)
-    rollouts = rewards.shape[0]
-    for step in reversed(range(rollouts)):
-        next_value = values[step + 1] if step < rollouts - 1 else next_values
-        advantage = (
-            rewards[step]
-            - values[step]
-            + discount_factor * not_dones[step] * (next_value + lambda_coefficient * advantage)
-        )
+    advantage = torch.zeros_like(deltas[0])
+    for step in reversed(range(rewards.shape[0])):
+        advantage = deltas[step] + decays[step] * advantage
         advantages[step] = advantage
     returns = advantages + values
     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
