@@ -230,7 +230,11 @@ class PPO(Agent):
             {"states": processed, "key": subkey}, role="policy", params=policy_params
         )
         values = self._evaluate(value_params, value_statistics, state_statistics, states)
-        return actions, log_prob, values, outputs, key
+        # one float32 array for what the host needs every step: a single transfer instead of three
+        packed = jnp.concatenate(
+            [x.reshape(x.shape[0], -1).astype(jnp.float32) for x in (actions, log_prob, values)], axis=-1
+        )
+        return actions, log_prob, values, outputs, key, packed
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)``."""
@@ -242,8 +246,10 @@ class PPO(Agent):
             values = self._value_fn(
                 self.value.state_dict.params, self._value_functional.state, self._state_functional.state, states
             )
+            if not self._jax:
+                actions, log_prob, values = jax.device_get((actions, log_prob, values))
         else:
-            actions, log_prob, values, outputs, self._key = self._act_fn(
+            actions, log_prob, values, outputs, self._key, packed = self._act_fn(
                 self.policy.state_dict.params,
                 self.value.state_dict.params,
                 self._state_functional.state,
@@ -251,8 +257,12 @@ class PPO(Agent):
                 states,
                 self._key,
             )
-        if not self._jax:  # the NumPy backend: one transfer for everything the env and memory need
-            actions, log_prob, values, outputs = jax.device_get((actions, log_prob, values, outputs))
+            if not self._jax:  # the NumPy backend: one transfer, then views (outputs stay lazy device arrays)
+                packed = np.asarray(packed)
+                action_end = actions.shape[-1]
+                log_prob_end = action_end + log_prob.shape[-1]
+                actions = packed[:, :action_end].astype(actions.dtype, copy=False)
+                log_prob, values = packed[:, action_end:log_prob_end], packed[:, log_prob_end:]
         self._current_log_prob, self._current_values, self._acted_states = log_prob, values, states
         return actions, log_prob, outputs
 
