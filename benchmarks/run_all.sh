@@ -43,9 +43,10 @@ export JAX_PLATFORMS=cpu TF_CPP_MIN_LOG_LEVEL=3
 # Entries: "name|python|script". Each script takes --config --seed --timesteps [--no-eval] and prints one
 # JSON result line on stdout (benchmarks/common.py: emit).
 ENTRIES=(
-    # ===== SLOT (lead): our own scripts, written later. Entries whose script is missing are skipped. =====
-    "ours-torch|$PY_OURS|benchmarks/ppo_cartpole.py --backend torch"     # TODO(lead): script/flags
-    "ours-jax|$PY_OURS|benchmarks/ppo_cartpole.py --backend jax"         # TODO(lead): script/flags
+    # ===== ours =====
+    "ours-torch|$PY_OURS|benchmarks/ppo_cartpole.py --backend torch"
+    "ours-jax|$PY_OURS|benchmarks/ppo_cartpole.py --backend jax"
+    "ours-torch-collection|$PY_OURS|benchmarks/ppo_cartpole.py --backend torch --no-learning"
     # ===== peers =====
     "skrl-torch|$PY_TORCH_PEER|benchmarks/peers/skrl_torch_ppo_cartpole.py"
     "skrl-jax|$PY_JAX_PEER|benchmarks/peers/skrl_jax_ppo_cartpole.py"
@@ -67,6 +68,9 @@ record_env() {
 run_entry() {  # name python script-with-flags config seed
     local name="$1" py="$2" cmd="$3" config="$4" seed="$5"
     local script="${cmd%% *}"
+    if [[ " ${SKIP:-} " == *" $name "* ]]; then  # SKIP="skrl-jax sb3-torch" leaves entries out
+        return 0
+    fi
     if [[ ! -f "$script" ]]; then
         echo "skip $name: $script not written yet" | tee -a "$LOG"
         return 0

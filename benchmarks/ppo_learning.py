@@ -1,0 +1,73 @@
+"""Learning quality: skrl_like PPO with the examples' hyperparameters, one seed per run, one JSON line.
+
+    .venv/bin/python benchmarks/ppo_learning.py --backend torch --env cartpole --seed 0   # 8 envs, 100k steps
+    .venv/bin/python benchmarks/ppo_learning.py --backend jax --env pendulum --seed 0     # 4 envs, 400k steps
+
+The agent comes from examples/<backend>/ppo_<env>.py (``make_agent``), so the figures in docs/benchmarks.md
+are those of the documented configuration. The env is seeded once (``reset(seed=seed)``); the final return
+is the mean of 20 episodes with exploration off (``Trainer.evaluate_episodes``).
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+ROOT = Path(__file__).resolve().parents[1]
+ENVS = {"cartpole": ("CartPole-v1", 8, 100_000), "pendulum": ("Pendulum-v1", 4, 400_000)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=("torch", "jax"), required=True)
+    parser.add_argument("--env", choices=sorted(ENVS), required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timesteps", type=int, default=None, help="env steps in total (default per env)")
+    args = parser.parse_args()
+    env_id, num_envs, default_timesteps = ENVS[args.env]
+    timesteps = args.timesteps or default_timesteps
+
+    import gymnasium
+
+    from skrl_like import logger
+    from skrl_like.utils import set_seed
+
+    logger.setLevel("ERROR")
+    if args.backend == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+        from skrl_like.torch.envs.wrappers import wrap_env
+        from skrl_like.torch.trainers import SequentialTrainer
+    else:
+        from skrl_like.jax.envs.wrappers import wrap_env
+        from skrl_like.jax.trainers import SequentialTrainer
+    path = ROOT / "examples" / args.backend / f"ppo_{args.env}.py"
+    spec = importlib.util.spec_from_file_location("example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    set_seed(args.seed)
+    env = wrap_env(gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync"), verbose=False)
+    env._env.reset(seed=args.seed)
+    agent = example.make_agent(env, experiment={"write_interval": 0, "checkpoint_interval": 0})
+    cfg = {"timesteps": timesteps // num_envs, "headless": True, "disable_progressbar": True}
+    trainer = SequentialTrainer(env=env, agents=agent, cfg=cfg)
+    start = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - start
+    returns = trainer.evaluate_episodes(num_episodes=20)
+    result = {
+        "library": "skrl_like", "backend": args.backend, "env": env_id, "seed": args.seed, "timesteps": timesteps,
+        "seconds": round(seconds, 2), "final_eval_return": round(float(sum(returns) / len(returns)), 2),
+    }
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
