@@ -6,13 +6,15 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_manual_training_notebook_runs_top_to_bottom():
-    notebook = nbformat.read(ROOT / "examples" / "notebooks" / "manual_training.ipynb", as_version=4)
+@pytest.mark.parametrize("name", ["manual_training", "manual_training_jax"])
+def test_manual_training_notebook_runs_top_to_bottom(name):
+    notebook = nbformat.read(ROOT / "examples" / "notebooks" / f"{name}.ipynb", as_version=4)
     os.environ["NOTEBOOK_TIMESTEPS"] = "400"
     try:
         NotebookClient(

@@ -17,9 +17,15 @@ from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
-from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+
+
+def mlp(x, out_features, head_gain):
+    """64x64 tanh MLP, orthogonal weights (hidden gain sqrt(2), a small policy head), zero biases."""
+    for _ in range(2):
+        x = nn.tanh(nn.Dense(64, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+    return nn.Dense(out_features, kernel_init=nn.initializers.orthogonal(head_gain))(x)
 
 
 class Policy(CategoricalMixin, Model):
@@ -29,9 +35,7 @@ class Policy(CategoricalMixin, Model):
 
     @nn.compact
     def __call__(self, inputs, role):
-        x = nn.tanh(nn.Dense(64)(inputs["states"]))
-        x = nn.tanh(nn.Dense(64)(x))
-        return nn.Dense(self.num_actions)(x), {}
+        return mlp(inputs["states"], self.num_actions, head_gain=0.01), {}
 
 
 class Value(DeterministicMixin, Model):
@@ -41,9 +45,7 @@ class Value(DeterministicMixin, Model):
 
     @nn.compact
     def __call__(self, inputs, role):
-        x = nn.tanh(nn.Dense(64)(inputs["states"]))
-        x = nn.tanh(nn.Dense(64)(x))
-        return nn.Dense(1)(x), {}
+        return mlp(inputs["states"], 1, head_gain=1.0), {}
 
 
 def make_agent(env, rollouts=64, experiment=None):
@@ -51,7 +53,7 @@ def make_agent(env, rollouts=64, experiment=None):
     cfg = {
         **PPO_DEFAULT_CONFIG,
         "rollouts": rollouts,
-        "learning_epochs": 8,
+        "learning_epochs": 4,
         "mini_batches": 4,
         "discount_factor": 0.99,
         "lambda": 0.95,
@@ -60,10 +62,6 @@ def make_agent(env, rollouts=64, experiment=None):
         "ratio_clip": 0.2,
         "value_loss_scale": 0.5,
         "entropy_loss_scale": 0.0,
-        "state_preprocessor": RunningStandardScaler,
-        "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
-        "value_preprocessor": RunningStandardScaler,
-        "value_preprocessor_kwargs": {"size": 1, "device": env.device},
         "experiment": experiment
         or {"directory": "runs/jax/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
     }

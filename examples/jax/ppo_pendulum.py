@@ -105,7 +105,9 @@ def main():
     )
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=20)
-    print(f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+    print(
+        f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}"
+    )
 
 
 if __name__ == "__main__":

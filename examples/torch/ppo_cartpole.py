@@ -17,22 +17,24 @@ from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
-from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+
+
+def mlp(in_features, out_features, head_gain):
+    """64x64 tanh MLP, orthogonal weights (hidden gain sqrt(2), a small policy head), zero biases."""
+    layers = [nn.Linear(in_features, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, out_features)]
+    for index, layer in enumerate(layer for layer in layers if isinstance(layer, nn.Linear)):
+        nn.init.orthogonal_(layer.weight, gain=head_gain if index == 2 else np.sqrt(2))
+        nn.init.zeros_(layer.bias)
+    return nn.Sequential(*layers)
 
 
 class Policy(CategoricalMixin, Model):
     def __init__(self, observation_space, action_space, device):
         Model.__init__(self, observation_space, action_space, device)
         CategoricalMixin.__init__(self, unnormalized_log_prob=True)
-        self.net = nn.Sequential(
-            nn.Linear(self.num_observations, 64),
-            nn.Tanh(),
-            nn.Linear(64, 64),
-            nn.Tanh(),
-            nn.Linear(64, self.num_actions),
-        )
+        self.net = mlp(self.num_observations, self.num_actions, head_gain=0.01)
 
     def compute(self, inputs, role):
         return self.net(inputs["states"]), {}
@@ -42,9 +44,7 @@ class Value(DeterministicMixin, Model):
     def __init__(self, observation_space, action_space, device):
         Model.__init__(self, observation_space, action_space, device)
         DeterministicMixin.__init__(self)
-        self.net = nn.Sequential(
-            nn.Linear(self.num_observations, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1)
-        )
+        self.net = mlp(self.num_observations, 1, head_gain=1.0)
 
     def compute(self, inputs, role):
         return self.net(inputs["states"]), {}
@@ -55,7 +55,7 @@ def make_agent(env, rollouts=64, experiment=None):
     cfg = {
         **PPO_DEFAULT_CONFIG,
         "rollouts": rollouts,
-        "learning_epochs": 8,
+        "learning_epochs": 4,
         "mini_batches": 4,
         "discount_factor": 0.99,
         "lambda": 0.95,
@@ -64,10 +64,6 @@ def make_agent(env, rollouts=64, experiment=None):
         "ratio_clip": 0.2,
         "value_loss_scale": 0.5,
         "entropy_loss_scale": 0.0,
-        "state_preprocessor": RunningStandardScaler,
-        "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
-        "value_preprocessor": RunningStandardScaler,
-        "value_preprocessor_kwargs": {"size": 1, "device": env.device},
         "experiment": experiment
         or {"directory": "runs/torch/cartpole", "write_interval": "auto", "checkpoint_interval": "auto"},
     }

@@ -9,6 +9,7 @@ import contextlib
 import sys
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
 import tqdm
 
 from skrl_like import logger
@@ -289,8 +290,11 @@ class TrainerCore:
         """Play ``num_episodes`` whole episodes with exploration off and return their undiscounted returns.
 
         Actions are the policy's deterministic ``mean_actions`` (the mode, for discrete policies) unless
-        ``cfg["stochastic_evaluation"]``; nothing is learned or stored. With a vector env the first
-        ``num_episodes`` episodes to finish are returned.
+        ``cfg["stochastic_evaluation"]``; nothing is learned or stored. With a vector env of ``N`` sub-envs each
+        sub-env plays the same number of episodes (``ceil(num_episodes / N)``, the first ones it finishes), so
+        short episodes are not over-represented, as they would be by keeping the first episodes to end. A vector
+        env is not reset by ``reset()`` (its sub-envs are mid-episode after training), so each sub-env's first,
+        partial episode is played out and not counted.
 
         :param num_episodes: how many episodes to play.
         :param max_timesteps: a bound on interaction steps, so a policy that never ends an episode cannot hang.
@@ -299,27 +303,32 @@ class TrainerCore:
         if len(self._agent_list) != 1:
             raise ValueError("evaluate_episodes needs a single agent (evaluate simultaneous agents one by one)")
         agent = self._agent_list[0]
+        num_envs = self.env.num_envs
+        per_env = -(-num_episodes // num_envs)
         previous_mode = agent.training
         agent.set_running_mode("eval")
-        returns: List[float] = []
-        running = None
+        returns: List[List[float]] = [[] for _ in range(num_envs)]
+        running = np.zeros(num_envs)
+        partial = np.full(num_envs, num_envs > 1)  # the episode each sub-env is in may have begun in training
         states, _ = self.env.reset()
         try:
             for timestep in range(max_timesteps):
                 with self._no_grad():
                     actions = self._act(states, timestep, self.timesteps, evaluate=True)
                     next_states, rewards, terminated, truncated, _ = self.env.step(actions)
-                rewards = self._to_numpy(rewards).reshape(-1).astype(float)
+                running += self._to_numpy(rewards).reshape(-1)
                 done = (self._to_numpy(terminated) | self._to_numpy(truncated)).reshape(-1).astype(bool)
-                running = rewards if running is None else running + rewards
-                returns.extend(running[done].tolist())
+                for index in np.nonzero(done & ~partial)[0]:
+                    returns[index].append(float(running[index]))
+                partial[done] = False
                 running[done] = 0.0
-                if len(returns) >= num_episodes:
-                    return returns[:num_episodes]
+                if all(len(env_returns) >= per_env for env_returns in returns):
+                    return [value for env_returns in returns for value in env_returns[:per_env]][:num_episodes]
                 states, _ = self._next_states(next_states, terminated, truncated)
         finally:
             agent.set_running_mode("train" if previous_mode else "eval")
-        raise RuntimeError(f"Only {len(returns)} of {num_episodes} episodes ended within {max_timesteps} steps")
+        finished = sum(len(env_returns) for env_returns in returns)
+        raise RuntimeError(f"Only {finished} of {num_episodes} episodes ended within {max_timesteps} steps")
 
     # -- public API (skrl names) -----------------------------------------------------------------------------
 

@@ -189,3 +189,22 @@ def test_ppo_learns_cartpole_within_20k_steps():
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=10)
     assert np.mean(returns) >= 150, returns
+
+
+def test_random_timesteps_store_the_log_probability_of_the_random_action():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, random_timesteps=4)
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
+    log_prob = np.asarray(agent.memory.get_tensor_by_name("log_prob"))[:3]
+    assert np.isfinite(log_prob).all() and (log_prob <= 0).all()
+
+
+def test_evaluation_plays_the_most_likely_action():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env)
+    agent.init(trainer_cfg={"timesteps": 1})
+    states = np.random.default_rng(1).normal(size=(4, 4)).astype(np.float32)
+    outputs = agent.act(states, 0, 1)[2]
+    np.testing.assert_array_equal(np.asarray(outputs["mean_actions"])[:, 0], np.argmax(outputs["net_output"], axis=-1))

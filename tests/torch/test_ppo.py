@@ -338,3 +338,26 @@ def test_ppo_learns_cartpole_within_20k_steps():
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=10)
     assert np.mean(returns) >= 150, returns
+
+
+def test_a_tuple_of_memories_feeds_every_secondary_memory():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    primary, secondary = agent.memory, RandomMemory(memory_size=8, num_envs=4, device="cpu")
+    secondary.create_tensor("rewards", 1)
+    agent = PPO(models=agent.models, memory=(primary, secondary), observation_space=env.observation_space,
+                action_space=env.action_space, device="cpu", cfg={"rollouts": 4, "experiment": NO_FILES})
+    assert agent.memory is primary and agent.secondary_memories == [secondary]
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
+    assert len(secondary) == 3 * 4 and torch.equal(secondary.get_tensor_by_name("rewards")[:3], torch.ones(3, 4, 1))
+
+
+def test_random_timesteps_store_the_log_probability_of_the_random_action():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, random_timesteps=4)
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
+    log_prob = agent.memory.get_tensor_by_name("log_prob")[:3]
+    # a 2-action categorical: every log-probability lies in (log 0, log 1]
+    assert torch.isfinite(log_prob).all() and (log_prob <= 0).all()

@@ -205,6 +205,9 @@ def test_trainer_str_does_not_recurse():
 def test_evaluate_episodes_returns_whole_episode_returns_with_mean_actions():
     env, agent = CountingEnv(num_envs=2), RecordingAgent()  # env 0 ends every 2 steps, env 1 every 3
     returns = SequentialTrainer(env=env, agents=agent, cfg=CFG).evaluate_episodes(num_episodes=3)
-    assert returns == [2.0, 3.0, 2.0]  # step 2: env 0; step 3: env 1; step 4: env 0
+    # env 0 ends every 2 steps, env 1 every 3; each plays 2 counted episodes after its first (possibly partial)
+    # one: the first 3 of [2, 2, 3, 3]
+    assert returns == [2.0, 2.0, 3.0]
+    assert env.steps == 9  # env 1's third episode ends at step 9
     assert all(torch.equal(a, -torch.ones(2, 1)) for a in env.received_actions)
     assert not any(entry[1] in ("record_transition", "post_interaction") for entry in agent.log)

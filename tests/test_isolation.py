@@ -1,0 +1,27 @@
+"""Users often install one backend: the JAX path never imports torch, the torch path never imports jax,
+and the backend-neutral core imports neither."""
+
+import subprocess
+import sys
+
+import pytest
+
+WALK = """
+import importlib, pkgutil, sys
+for blocked in {blocked!r}:
+    sys.modules[blocked] = None  # any import of it now fails
+import {package} as package
+for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    importlib.import_module(module.name)
+"""
+
+
+@pytest.mark.parametrize(
+    "package, blocked",
+    [("skrl_like.torch", ["jax", "flax", "optax"]), ("skrl_like.jax", ["torch"]), ("skrl_like.core", ["torch", "jax"])],
+)
+def test_every_module_imports_without_the_other_backend(package, blocked):
+    result = subprocess.run(
+        [sys.executable, "-c", WALK.format(package=package, blocked=blocked)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
