@@ -63,8 +63,13 @@ def main() -> None:
     seconds = time.perf_counter() - start
     returns = trainer.evaluate_episodes(num_episodes=20)
     result = {
-        "library": "skrl_like", "backend": args.backend, "env": env_id, "seed": args.seed, "timesteps": timesteps,
-        "seconds": round(seconds, 2), "final_eval_return": round(float(sum(returns) / len(returns)), 2),
+        "library": "skrl_like",
+        "backend": args.backend,
+        "env": env_id,
+        "seed": args.seed,
+        "timesteps": timesteps,
+        "seconds": round(seconds, 2),
+        "final_eval_return": round(float(sum(returns) / len(returns)), 2),
     }
     print(json.dumps(result), flush=True)
 

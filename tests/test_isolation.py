@@ -22,6 +22,9 @@ for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
 )
 def test_every_module_imports_without_the_other_backend(package, blocked):
     result = subprocess.run(
-        [sys.executable, "-c", WALK.format(package=package, blocked=blocked)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", WALK.format(package=package, blocked=blocked)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -346,8 +346,14 @@ def test_a_tuple_of_memories_feeds_every_secondary_memory():
     agent = make_ppo(env, rollouts=4)
     primary, secondary = agent.memory, RandomMemory(memory_size=8, num_envs=4, device="cpu")
     secondary.create_tensor("rewards", 1)
-    agent = PPO(models=agent.models, memory=(primary, secondary), observation_space=env.observation_space,
-                action_space=env.action_space, device="cpu", cfg={"rollouts": 4, "experiment": NO_FILES})
+    agent = PPO(
+        models=agent.models,
+        memory=(primary, secondary),
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+        cfg={"rollouts": 4, "experiment": NO_FILES},
+    )
     assert agent.memory is primary and agent.secondary_memories == [secondary]
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
     assert len(secondary) == 3 * 4 and torch.equal(secondary.get_tensor_by_name("rewards")[:3], torch.ones(3, 4, 1))
@@ -361,3 +367,18 @@ def test_random_timesteps_store_the_log_probability_of_the_random_action():
     log_prob = agent.memory.get_tensor_by_name("log_prob")[:3]
     # a 2-action categorical: every log-probability lies in (log 0, log 1]
     assert torch.isfinite(log_prob).all() and (log_prob <= 0).all()
+
+
+def test_gradient_clipping_matches_torch_clip_grad_norm():
+    from skrl_like.torch.agents.mechanics import clip_gradients
+
+    torch.manual_seed(0)
+    reference, ours = nn.Linear(3, 4), nn.Linear(3, 4)
+    reference(torch.randn(5, 3)).pow(2).sum().mul(100).backward()  # a gradient far above the limit
+    for p, q in zip(reference.parameters(), ours.parameters()):
+        q.grad = p.grad.clone()
+    torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.5)
+    clip_gradients(list(ours.parameters()), 0.5)
+    for p, q in zip(reference.parameters(), ours.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    assert torch.linalg.vector_norm(torch.cat([q.grad.view(-1) for q in ours.parameters()])) <= 0.5 + 1e-5

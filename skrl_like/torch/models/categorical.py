@@ -64,7 +64,8 @@ class CategoricalMixin:
         :param inputs: ``{"states": ...}`` plus optionally ``"taken_actions"`` (``(batch, 1)`` or ``(batch,)``
             class indices whose log-probability is returned instead).
         :param role: role passed to ``compute``.
-        :return: ``(actions (batch, 1) int64, log_prob (batch, 1), outputs)`` with ``"net_output"`` and
+        :return: ``(actions (batch, 1) int64, log_prob (batch, 1), outputs)`` (the actions are the taken ones when
+            ``"taken_actions"`` is given) with ``"net_output"`` and
             ``"mean_actions"`` (the most likely class, ``(batch, 1)``) added.
         """
         result = self.compute(inputs, role)
@@ -75,11 +76,12 @@ class CategoricalMixin:
         except (TypeError, ValueError):
             raise bad_compute_output(self, "CategoricalMixin", role, result, "(net_output, outputs)") from None
         probs, log_probs = normalized_log_probabilities(net_output, self._c_unnormalized_log_prob)
-        actions = sample_classes(probs)
-
         taken_actions = inputs.get("taken_actions")
-        index = actions if taken_actions is None else taken_actions.reshape(actions.shape).long()
-        log_prob = log_probs.gather(-1, index)
+        if taken_actions is None:
+            actions = sample_classes(probs)
+        else:  # evaluating given actions (learning): nothing to sample
+            actions = taken_actions.reshape(probs.shape[:-1] + (1,)).long()
+        log_prob = log_probs.gather(-1, actions)
 
         last = self._c_last
         last["probs"] = probs

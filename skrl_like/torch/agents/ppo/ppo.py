@@ -17,6 +17,7 @@ from skrl_like import config
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import clip_gradients, compute_gae, step_scheduler
+from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 
 # fmt: off
 PPO_DEFAULT_CONFIG = {
@@ -286,9 +287,9 @@ class PPO(Agent):
         self.memory.set_tensor_by_name("advantages", advantages)
 
         sampled_batches = self.memory.sample_all(names=self._tensors_names, mini_batches=self._mini_batches)
-        cumulative_policy_loss = torch.zeros((), device=self.device)
-        cumulative_entropy_loss = torch.zeros((), device=self.device)
-        cumulative_value_loss = torch.zeros((), device=self.device)
+        policy_losses, value_losses, entropy_losses = [], [], []
+        # the KL is only computed when something reads it (a KL scheduler or early stopping)
+        needs_kl = bool(self._kl_threshold) or isinstance(self.scheduler, KLAdaptiveLR)
 
         for epoch in range(self._learning_epochs):
             kl_divergences = []
@@ -308,11 +309,12 @@ class PPO(Agent):
                     )
                     log_ratio = next_log_prob - sampled_log_prob
 
-                    with torch.no_grad():
-                        approx_kl = ((torch.exp(log_ratio) - 1) - log_ratio).mean()
-                        kl_divergences.append(approx_kl)
-                    if self._kl_threshold and approx_kl > self._kl_threshold:
-                        break  # early stopping: leaves this epoch's mini-batch loop only
+                    if needs_kl:
+                        with torch.no_grad():
+                            approx_kl = ((torch.exp(log_ratio) - 1) - log_ratio).mean()
+                            kl_divergences.append(approx_kl)
+                        if self._kl_threshold and approx_kl > self._kl_threshold:
+                            break  # early stopping: leaves this epoch's mini-batch loop only
 
                     if self._entropy_loss_scale:
                         entropy_loss = -self._entropy_loss_scale * self.policy.get_entropy(role="policy").mean()
@@ -345,10 +347,10 @@ class PPO(Agent):
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
 
-                cumulative_policy_loss += policy_loss.detach()
-                cumulative_value_loss += value_loss.detach()
+                policy_losses.append(policy_loss.detach())
+                value_losses.append(value_loss.detach())
                 if self._entropy_loss_scale:
-                    cumulative_entropy_loss += entropy_loss.detach()
+                    entropy_losses.append(entropy_loss.detach())
 
             if config.torch.is_distributed and kl_divergences and self.scheduler is not None:
                 kl = torch.stack(kl_divergences).mean()
@@ -358,10 +360,10 @@ class PPO(Agent):
 
         # losses are averaged over every planned mini-batch, also when KL early stopping skipped some [compat]
         updates = self._learning_epochs * self._mini_batches
-        self.track_data("Loss / Policy loss", cumulative_policy_loss / updates)
-        self.track_data("Loss / Value loss", cumulative_value_loss / updates)
+        self.track_data("Loss / Policy loss", torch.stack(policy_losses).sum() / updates)
+        self.track_data("Loss / Value loss", torch.stack(value_losses).sum() / updates)
         if self._entropy_loss_scale:
-            self.track_data("Loss / Entropy loss", cumulative_entropy_loss / updates)
+            self.track_data("Loss / Entropy loss", torch.stack(entropy_losses).sum() / updates)
         self.track_data("Policy / Standard deviation", self.policy.distribution(role="policy").stddev.mean().detach())
         if self.scheduler is not None:
             self.track_data("Learning / Learning rate", self.scheduler.get_last_lr()[0])
