@@ -1,0 +1,81 @@
+"""Which wrapper fits an environment: ``wrap_env``'s tag resolution, shared by both backends.
+
+Detection looks at class names only, so it needs neither torch nor jax; each backend maps the resulting
+tag (``"gymnasium"``, ``"gym"`` or ``"pettingzoo"``) to its own wrapper class.
+"""
+
+import re
+from typing import Any, List
+
+from skrl_like import logger
+
+SUPPORTED_TAGS = ("gymnasium", "gym", "pettingzoo")
+
+# first match wins; the order matters (e.g. Isaac Lab envs are also gymnasium envs)
+_DETECTION_RULES = [
+    (["omni.isaac.lab.*", "isaaclab.*"], "isaaclab-*"),
+    (["omni.isaac.gym..*"], "omniverse-isaacgym"),
+    (["isaacgymenvs..*", "tasks..*.VecTask"], "isaacgym-preview4"),
+    (["rlgpu.tasks..*.VecTask"], "isaacgym-preview2"),
+    (["brax.envs..*"], "brax"),
+    (["robosuite.environments."], "robosuite"),
+    (["dm_env..*"], "dm"),
+    (["pettingzoo.utils.env", "pettingzoo.utils.wrappers"], "pettingzoo"),
+    (["gymnasium..*"], "gymnasium"),
+    (["gym..*"], "gym"),
+]
+
+# recognised for compatibility with skrl 1.4.3, but their simulators are out of skrl_like's scope
+_UNSUPPORTED_TAGS = {
+    "dm",
+    "robosuite",
+    "bidexhands",
+    "brax",
+    "isaacgym-preview2",
+    "isaacgym-preview3",
+    "isaacgym-preview4",
+    "omniverse-isaacgym",
+}
+
+
+def _base_class_names(env: Any) -> List[str]:
+    # [compat] only the direct base classes of the env and of env.unwrapped are inspected
+    classes = list(type(env).__bases__)
+    try:
+        classes += list(type(env.unwrapped).__bases__)
+    except Exception:  # an env without (or with a broken) `unwrapped`
+        pass
+    return sorted({f"{base.__module__}.{base.__qualname__}" for base in classes})
+
+
+def _matches(patterns: List[str], names: List[str]) -> bool:
+    return any(pattern in name or re.match(pattern, name) for pattern in patterns for name in names)
+
+
+def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True) -> str:
+    """The supported tag (``"gymnasium"``, ``"gym"`` or ``"pettingzoo"``) of the wrapper to use for ``env``.
+
+    :param env: the environment to wrap.
+    :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag.
+    :param verbose: log the detected class names.
+    :raises ValueError: the env or tag is unknown, or names a simulator skrl_like does not support.
+    """
+    tag = wrapper
+    if wrapper == "auto":
+        names = _base_class_names(env)
+        if verbose:
+            logger.info(f"Environment wrapper: 'auto' (class: {', '.join(names)})")
+        for patterns, rule_tag in _DETECTION_RULES:
+            if _matches(patterns, names):
+                tag = rule_tag
+                break
+        else:
+            raise ValueError(f"Unknown wrapper type: {names}")
+    if tag in SUPPORTED_TAGS:
+        return tag
+    if tag.startswith("isaaclab") or tag in _UNSUPPORTED_TAGS:
+        raise ValueError(
+            f"Environment wrapper '{tag}' is not supported in skrl_like (its simulator is out of scope): wrap the "
+            "environment as a gymnasium env (or write a Wrapper subclass), or use skrl for this simulator"
+        )
+    raise ValueError(f"Unknown wrapper type: {tag}")
