@@ -17,14 +17,9 @@ def _unwrap(env: Any) -> Any:
         return env
 
 
-class WrapperCore:
-    """Base class of the single-agent wrappers: attribute forwarding, spaces, device.
-
-    Attributes the wrapper does not define are looked up on the wrapped env, then on ``env.unwrapped``, so
-    environment-specific members stay reachable through the wrapper.
-
-    :param env: the environment to wrap.
-    """
+class _EnvironmentAccess:
+    """What every wrapper does with the environment it holds: forward unknown attributes, report the device
+    and the number of environments, and declare ``render``/``close``."""
 
     def __init__(self, env: Any) -> None:
         self._env = env
@@ -62,6 +57,24 @@ class WrapperCore:
         """Number of parallel environments (1 for a non-vectorized env)."""
         return getattr(self._unwrapped, "num_envs", 1)
 
+    def render(self, *args: Any, **kwargs: Any) -> Any:
+        """Render the environment."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement render()")
+
+    def close(self) -> None:
+        """Close the environment."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement close()")
+
+
+class WrapperCore(_EnvironmentAccess):
+    """Base class of the single-agent wrappers: attribute forwarding, spaces, device.
+
+    Attributes the wrapper does not define are looked up on the wrapped env, then on ``env.unwrapped``, so
+    environment-specific members stay reachable through the wrapper.
+
+    :param env: the environment to wrap.
+    """
+
     @property
     def num_agents(self) -> int:
         """Number of agents (1 for single-agent envs)."""
@@ -94,55 +107,12 @@ class WrapperCore:
         """The env's state (privileged information)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement state()")
 
-    def render(self, *args: Any, **kwargs: Any) -> Any:
-        """Render the environment."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement render()")
 
-    def close(self) -> None:
-        """Close the environment."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement close()")
-
-
-class MultiAgentEnvWrapperCore:
+class MultiAgentEnvWrapperCore(_EnvironmentAccess):
     """Base class of the multi-agent wrappers: per-agent spaces and dict-valued ``reset``/``step``.
 
     :param env: the multi-agent environment to wrap.
     """
-
-    def __init__(self, env: Any) -> None:
-        self._env = env
-        self._unwrapped = _unwrap(env)
-        self._device = self._parse_device(self._unwrapped)
-        self._setup_backend()
-
-    def _parse_device(self, unwrapped: Any) -> Any:
-        """The device of the wrapper's outputs (backend hook: the env's own ``device`` if it has one)."""
-        raise NotImplementedError
-
-    def _setup_backend(self) -> None:
-        """Backend hook run at the end of ``__init__``."""
-
-    def __getattr__(self, key: str) -> Any:
-        variables = self.__dict__
-        if "_env" not in variables:
-            raise AttributeError(key)
-        if hasattr(variables["_env"], key):
-            return getattr(variables["_env"], key)
-        if hasattr(variables["_unwrapped"], key):
-            return getattr(variables["_unwrapped"], key)
-        raise AttributeError(
-            f"Wrapped environment ({type(variables['_unwrapped']).__name__}) does not have attribute '{key}'"
-        )
-
-    @property
-    def device(self) -> Any:
-        """Device where the wrapper's output tensors live."""
-        return self._device
-
-    @property
-    def num_envs(self) -> int:
-        """Number of parallel environments (1 unless the env is vectorized)."""
-        return getattr(self._unwrapped, "num_envs", 1)
 
     @property
     def num_agents(self) -> int:
@@ -209,11 +179,3 @@ class MultiAgentEnvWrapperCore:
     def state(self) -> Any:
         """The environment's global state."""
         raise NotImplementedError(f"{type(self).__name__} does not implement state()")
-
-    def render(self, *args: Any, **kwargs: Any) -> Any:
-        """Render the environment."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement render()")
-
-    def close(self) -> None:
-        """Close the environment."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement close()")
