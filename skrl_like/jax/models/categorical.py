@@ -8,6 +8,8 @@ import flax.linen
 import jax
 import jax.numpy as jnp
 
+from skrl_like.jax.models.base import nan_like
+
 
 def normalized_logits(net_output: jax.Array, unnormalized_log_prob: bool) -> jax.Array:
     """Log-probabilities from logits (``unnormalized_log_prob``) or from non-negative probabilities."""
@@ -76,7 +78,7 @@ class CategoricalMixin:
         actions, log_prob = _categorical(net_output, key, inputs.get("taken_actions"), self._c_unnormalized_log_prob)
         outputs = dict(outputs)
         outputs["net_output"] = net_output
-        outputs["stddev"] = jnp.full_like(log_prob, jnp.nan)
+        outputs["stddev"] = nan_like(log_prob)
         # the most likely class: what evaluation with exploration off plays (trainers read "mean_actions")
         outputs["mean_actions"] = jnp.argmax(net_output, axis=-1, keepdims=True).astype(jnp.int32)
         return actions, log_prob, outputs

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like.jax.models.base import check_reduction, reduce_last_axis
+from skrl_like.jax.models.base import check_reduction, nan_like, reduce_last_axis
 from skrl_like.jax.models.categorical import categorical_entropy, normalized_logits, sample_categorical
 
 
@@ -97,7 +97,7 @@ class MultiCategoricalMixin:
         )
         outputs = dict(outputs)
         outputs["net_output"] = net_output
-        outputs["stddev"] = jnp.full_like(log_prob, jnp.nan)
+        outputs["stddev"] = nan_like(log_prob)
         # the most likely class of each component: what evaluation with exploration off plays
         outputs["mean_actions"] = jnp.stack(
             [jnp.argmax(logits, axis=-1) for logits in jnp.split(net_output, _split_points(self._mc_sizes), axis=-1)],
