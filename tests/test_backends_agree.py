@@ -1,5 +1,6 @@
 """The two backends implement the same algorithm: one PPO update on the same data from the same weights
-gives the same losses (to 1e-4) and the same new weights."""
+gives the same losses (to 1e-4), returns and new weights. The transitions go through ``record_transition``, so
+the value estimates and the truncation bootstrap are each backend's own."""
 
 import flax.linen as fnn
 import gymnasium
@@ -94,7 +95,8 @@ CFG = {
 }
 
 
-def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
+@pytest.mark.parametrize("time_limit_bootstrap", [False, True])
+def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_limit_bootstrap):
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     states = rng.normal(size=(ROLLOUTS, NUM_ENVS, 4)).astype(np.float32)
@@ -111,13 +113,16 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
     jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy.net))
     jax_value.state_dict = jax_value.state_dict.replace(params=_flax_params(torch_value.net))
 
-    # the rollout's log-probabilities and values, from the shared initial weights
+    # the rollout's log-probabilities, from the shared initial weights (what act would have remembered)
     with torch.no_grad():
-        flat_states = torch.from_numpy(states)
-        log_prob = torch.log_softmax(torch_policy.net(flat_states), -1).gather(-1, torch.from_numpy(actions)).numpy()
-        values = torch_value.net(flat_states).numpy()
+        logits = torch_policy.net(torch.from_numpy(states))
+        log_prob = torch.log_softmax(logits, -1).gather(-1, torch.from_numpy(actions)).numpy()
 
-    scalers = {"state_preprocessor_kwargs": {"size": 4}, "value_preprocessor_kwargs": {"size": 1}}
+    scalers = {
+        "state_preprocessor_kwargs": {"size": 4},
+        "value_preprocessor_kwargs": {"size": 1},
+        "time_limit_bootstrap": time_limit_bootstrap,
+    }
     torch_agent = TorchPPO(
         models={"policy": torch_policy, "value": torch_value},
         memory=TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"),
@@ -136,18 +141,25 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
         agent.init(trainer_cfg={"timesteps": ROLLOUTS})
         for t in range(ROLLOUTS):
-            agent.memory.add_samples(
+            agent._current_log_prob = to_array(log_prob[t])
+            agent.record_transition(
                 states=to_array(states[t]),
                 actions=to_array(actions[t].astype(np.float32)),
                 rewards=to_array(rewards[t]),
+                next_states=to_array(states[t + 1] if t + 1 < ROLLOUTS else last_states),
                 terminated=to_array(terminated[t]),
                 truncated=to_array(truncated[t]),
-                log_prob=to_array(log_prob[t]),
-                values=to_array(values[t]),
+                infos={},
+                timestep=t,
+                timesteps=ROLLOUTS,
             )
-        agent._current_next_states = to_array(last_states)
         agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
 
+    np.testing.assert_allclose(
+        np.asarray(jax_agent.memory.get_tensor_by_name("returns")),
+        torch_agent.memory.get_tensor_by_name("returns").numpy(),
+        atol=1e-5,
+    )
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4

@@ -89,7 +89,7 @@ def test_kl_adaptive_learning_rate_changes_without_recompiling():
     set_seed(0)
     env = cartpole()
     agent = make_ppo(
-        env, rollouts=8, learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 1e-9}
+        env, rollouts=8, learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 1e-20}
     )  # KL always "too high": lr shrinks
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 16}).train()
     rates = [float(r) for r in agent.tracking_data["Learning / Learning rate"]]
@@ -167,8 +167,20 @@ def test_models_without_parameters_are_rejected_with_the_fix():
 def test_nan_rewards_stop_the_update_with_a_clear_error():
     env = cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
-    with pytest.raises(FloatingPointError, match="stored 'rewards' contain NaN"):
+    with pytest.raises(FloatingPointError, match="rollout's 'rewards' contain NaN"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+
+
+def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    value = agent.value
+    value.state_dict = value.state_dict.replace(params=jax.tree_util.tree_map(lambda x: x * jnp.nan, value.state_dict.params))
+    policy_before = jax.tree_util.tree_leaves(agent.policy.state_dict.params)
+    with pytest.raises(FloatingPointError, match="rollout's 'values' contain NaN/inf .the networks"):
+        SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+    for before, after in zip(policy_before, jax.tree_util.tree_leaves(agent.policy.state_dict.params)):
+        np.testing.assert_array_equal(before, after)
 
 
 def test_the_default_config_is_never_mutated():

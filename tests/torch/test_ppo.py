@@ -284,8 +284,22 @@ def test_nan_rewards_stop_the_update_with_a_clear_error():
     set_seed(0)
     env = cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
-    with pytest.raises(FloatingPointError, match="stored 'rewards' contain NaN"):
+    with pytest.raises(FloatingPointError, match="rollout's 'rewards' contain NaN"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+
+
+def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    with torch.no_grad():
+        for parameter in agent.value.parameters():
+            parameter.fill_(math.nan)
+    policy_before = [p.detach().clone() for p in agent.policy.parameters()]
+    with pytest.raises(FloatingPointError, match="rollout's 'values' contain NaN/inf .the networks"):
+        SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+    for before, after in zip(policy_before, agent.policy.parameters()):
+        torch.testing.assert_close(before, after, rtol=0, atol=0)
 
 
 # -- agents_scope with real agents -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ GAE, every epoch and mini-batch, KL early stopping, the learning-rate schedule a
 jitted pure function of explicit state. Shapes are static, so nothing recompiles after the first update.
 """
 
+import functools
 from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
@@ -197,13 +198,10 @@ class PPO(Agent):
             self.memory.create_tensor(name="advantages", size=1, dtype=jnp.float32)
         self._rollout = 0
         self._current_log_prob = None
-        self._current_values = None
-        self._acted_states = None
         self._current_next_states = None
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
-        self._act_fn = jax.jit(self._act_and_evaluate)
-        self._value_fn = jax.jit(self._evaluate)
+        self._act_fn = jax.jit(self._sample)
         self._update_fn = jax.jit(self._learn)
 
     # -- acting -------------------------------------------------------------------------------------------------
@@ -214,27 +212,18 @@ class PPO(Agent):
         values, _, _ = self.value.act({"states": processed}, role="value", params=value_params)
         return self._value_functional(value_statistics, values, inverse=True)[1]
 
-    def _act_and_evaluate(
-        self,
-        policy_params: Any,
-        value_params: Any,
-        state_statistics: Any,
-        value_statistics: Any,
-        states: jax.Array,
-        key: jax.Array,
+    def _sample(
+        self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
     ) -> Tuple[Any, ...]:
-        """One dispatch per step: sample actions and estimate V(s) for the transition about to be stored."""
+        """One dispatch per step: sample actions (V(s) is estimated for the whole rollout at update time)."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
         actions, log_prob, outputs = self.policy.act(
             {"states": processed, "key": subkey}, role="policy", params=policy_params
         )
-        values = self._evaluate(value_params, value_statistics, state_statistics, states)
-        # one float32 array for what the host needs every step: a single transfer instead of three
-        packed = jnp.concatenate(
-            [x.reshape(x.shape[0], -1).astype(jnp.float32) for x in (actions, log_prob, values)], axis=-1
-        )
-        return actions, log_prob, values, outputs, key, packed
+        # one float32 array for what the host needs every step: a single transfer instead of two
+        packed = jnp.concatenate([x.reshape(x.shape[0], -1).astype(jnp.float32) for x in (actions, log_prob)], axis=-1)
+        return actions, log_prob, outputs, key, packed
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)``."""
@@ -243,27 +232,18 @@ class PPO(Agent):
             actions, _, outputs = self.policy.random_act({"states": states}, role="policy")
             processed = self._state_preprocessor(states)
             _, log_prob, _ = self.policy.act({"states": processed, "taken_actions": actions}, role="policy")
-            values = self._value_fn(
-                self.value.state_dict.params, self._value_functional.state, self._state_functional.state, states
-            )
             if not self._jax:
-                actions, log_prob, values = jax.device_get((actions, log_prob, values))
+                actions, log_prob = jax.device_get((actions, log_prob))
         else:
-            actions, log_prob, values, outputs, self._key, packed = self._act_fn(
-                self.policy.state_dict.params,
-                self.value.state_dict.params,
-                self._state_functional.state,
-                self._value_functional.state,
-                states,
-                self._key,
+            actions, log_prob, outputs, self._key, packed = self._act_fn(
+                self.policy.state_dict.params, self._state_functional.state, states, self._key
             )
             if not self._jax:  # the NumPy backend: one transfer, then views (outputs stay lazy device arrays)
                 packed = np.asarray(packed)
                 action_end = actions.shape[-1]
-                log_prob_end = action_end + log_prob.shape[-1]
                 actions = packed[:, :action_end].astype(actions.dtype, copy=False)
-                log_prob, values = packed[:, action_end:log_prob_end], packed[:, log_prob_end:]
-        self._current_log_prob, self._current_values, self._acted_states = log_prob, values, states
+                log_prob = packed[:, action_end:]
+        self._current_log_prob = log_prob
         return actions, log_prob, outputs
 
     def record_transition(
@@ -278,7 +258,7 @@ class PPO(Agent):
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Track episode statistics and store the transition with its value estimate and log-probability."""
+        """Track episode statistics and store the transition with its log-probability (V(s) is computed at the update)."""
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
@@ -287,16 +267,8 @@ class PPO(Agent):
         self._current_next_states = next_states
         if self._rewards_shaper is not None:
             rewards = self._rewards_shaper(rewards, timestep, timesteps)
-        if states is self._acted_states:
-            values = self._current_values  # estimated in the same call that chose the actions
-        else:
-            values = self._value_fn(
-                self.value.state_dict.params, self._value_functional.state, self._state_functional.state, states
-            )
-            values = values if self._jax else np.asarray(values)
-        if self._time_limit_bootstrap:
-            rewards = rewards + self._discount_factor * values * truncated
-
+        # the value estimates are not stored here: the parameters do not change during a rollout, so the
+        # update computes V(s) for all stored states at once (same numbers, one batched call instead of one per step)
         sample = dict(
             states=states,
             actions=actions,
@@ -305,7 +277,6 @@ class PPO(Agent):
             terminated=terminated,
             truncated=truncated,
             log_prob=self._current_log_prob,
-            values=values,
         )
         self.memory.add_samples(**sample)
         for memory in self.secondary_memories:
@@ -351,12 +322,18 @@ class PPO(Agent):
         self, state: _LearningState, rollout: dict, last_states: jax.Array, timestep: jax.Array
     ) -> Tuple[Any, ...]:
         """The whole update as one pure function: ``(new state, metrics, (values, returns, advantages))``."""
-        last_values = self._evaluate(state.value_params, state.value_statistics, state.state_statistics, last_states)
+        # V(s_t) of every stored state, with the parameters and statistics the rollout was collected with
+        rollout_shape = rollout["states"].shape[:2]
+        flat_states = rollout["states"].reshape(rollout_shape[0] * rollout_shape[1], -1)
+        evaluate = functools.partial(self._evaluate, state.value_params, state.value_statistics, state.state_statistics)
+        raw_values = evaluate(flat_states).reshape(*rollout_shape, 1)
+        last_values = evaluate(last_states)
+        rewards = rollout["rewards"]
+        if self._time_limit_bootstrap:
+            rewards = rewards + self._discount_factor * raw_values * rollout["truncated"]
         dones = jnp.logical_or(rollout["terminated"], rollout["truncated"])
-        returns, advantages = compute_gae(
-            rollout["rewards"], dones, rollout["values"], last_values, self._discount_factor, self._lambda
-        )
-        value_statistics, values = self._value_functional(state.value_statistics, rollout["values"], train=True)
+        returns, advantages = compute_gae(rewards, dones, raw_values, last_values, self._discount_factor, self._lambda)
+        value_statistics, values = self._value_functional(state.value_statistics, raw_values, train=True)
         value_statistics, returns = self._value_functional(value_statistics, returns, train=True)
 
         # contiguous mini-batches of (T * N) // M rows, the same ones every epoch (skrl layout, as in torch)
@@ -401,7 +378,10 @@ class PPO(Agent):
                 )
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch
                 stop = (approx_kl > self._kl_threshold) if self._kl_threshold else jnp.array(False)
-                kept = jax.tree_util.tree_map(lambda old, new: jnp.where(stop, old, new), learning, stepped)
+                if self._kl_threshold:
+                    kept = jax.tree_util.tree_map(lambda old, new: jnp.where(stop, old, new), learning, stepped)
+                else:
+                    kept = stepped
                 kept = kept._replace(state_statistics=state_statistics)
                 kept_losses = jax.tree_util.tree_map(
                     lambda total, loss: total + jnp.where(stop, 0.0, loss),
@@ -411,6 +391,8 @@ class PPO(Agent):
                 new_losses = kept_losses + (jnp.where(stop, losses[3], stddev),)
                 return kept, first_epoch, stop, kl_sum + approx_kl, kl_count + 1, new_losses
 
+            if not self._kl_threshold:
+                return learn(carry), None
             return jax.lax.cond(stopped, lambda carry: carry, learn, carry), None
 
         def epoch_step(carry: Tuple[Any, ...], epoch: jax.Array) -> Tuple[Tuple[Any, ...], None]:
@@ -435,21 +417,22 @@ class PPO(Agent):
         }
         return state, metrics, (values, returns, advantages)
 
-    def _check_rollout(self, timestep: int) -> None:
+    @staticmethod
+    def _check_finite(timestep: int, name: str, array: Any) -> None:
         """Fail clearly if NaN/inf reached the rollout (from the networks or the rewards)."""
-        for name in ("rewards", "values", "log_prob"):
-            if not np.isfinite(np.asarray(self.memory.get_tensor_by_name(name))).all():
-                raise FloatingPointError(
-                    f"PPO update at timestep {timestep}: the stored '{name}' contain NaN/inf "
-                    f"({'the environment or rewards_shaper' if name == 'rewards' else 'the networks'} produced them); "
-                    "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs with "
-                    "state_preprocessor=RunningStandardScaler"
-                )
+        if not np.isfinite(np.asarray(array)).all():
+            raise FloatingPointError(
+                f"PPO update at timestep {timestep}: the rollout's '{name}' contain NaN/inf "
+                f"({'the environment or rewards_shaper' if name == 'rewards' else 'the networks'} produced them); "
+                "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs with "
+                "state_preprocessor=RunningStandardScaler"
+            )
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        self._check_rollout(timestep)
-        names = ("states", "actions", "rewards", "terminated", "truncated", "log_prob", "values")
+        names = ("states", "actions", "rewards", "terminated", "truncated", "log_prob")
         rollout = {name: self.memory.get_tensor_by_name(name) for name in names}
+        for name in ("rewards", "log_prob"):
+            self._check_finite(timestep, name, rollout[name])
         state = _LearningState(
             policy_params=self.policy.state_dict.params,
             value_params=self.value.state_dict.params,
@@ -462,6 +445,8 @@ class PPO(Agent):
         state, metrics, (values, returns, advantages) = self._update_fn(
             state, rollout, self._current_next_states, np.int32(timestep)
         )
+        values, returns, advantages = (x if self._jax else np.asarray(x) for x in (values, returns, advantages))
+        self._check_finite(timestep, "values", values)  # before anything is committed
 
         self.policy.state_dict = self.policy.state_dict.replace(params=state.policy_params)
         self.value.state_dict = self.value.state_dict.replace(params=state.value_params)
@@ -471,7 +456,7 @@ class PPO(Agent):
         self._value_functional.state = state.value_statistics
         self._learning_rate = state.learning_rate
         for name, array in (("values", values), ("returns", returns), ("advantages", advantages)):
-            self.memory.set_tensor_by_name(name, array if self._jax else np.asarray(array))
+            self.memory.set_tensor_by_name(name, array)
 
         # tracked as device scalars: converted only when written
         self.track_data("Loss / Policy loss", metrics["Loss / Policy loss"])

@@ -209,7 +209,7 @@ class PPO(Agent):
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Track episode statistics and store the transition with its value estimate and log-probability."""
+        """Track episode statistics and store the transition with its log-probability (V(s) is computed at the update)."""
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
@@ -218,13 +218,8 @@ class PPO(Agent):
         self._current_next_states = next_states
         if self._rewards_shaper is not None:
             rewards = self._rewards_shaper(rewards, timestep, timesteps)
-
-        with self._autocast():
-            values, _, _ = self.value.act({"states": self._state_preprocessor(states)}, role="value")
-            values = self._value_preprocessor(values, inverse=True)
-        if self._time_limit_bootstrap:
-            rewards = rewards + self._discount_factor * values * truncated
-
+        # the value estimates are not stored here: the parameters do not change during a rollout, so the
+        # update computes V(s) for all stored states at once (same numbers, one batched call instead of one per step)
         sample = dict(
             states=states,
             actions=actions,
@@ -233,7 +228,6 @@ class PPO(Agent):
             terminated=terminated,
             truncated=truncated,
             log_prob=self._current_log_prob,
-            values=values,
         )
         self.memory.add_samples(**sample)
         for memory in self.secondary_memories:
@@ -248,34 +242,41 @@ class PPO(Agent):
             self.set_mode("eval")
         super().post_interaction(timestep, timesteps)
 
-    def _check_rollout(self, timestep: int) -> None:
-        """One host sync per update: fail clearly if NaN/inf reached the rollout (networks or rewards)."""
-        for name in ("rewards", "values", "log_prob"):
-            tensor = self.memory.get_tensor_by_name(name)
-            if not torch.isfinite(tensor).all():
-                raise FloatingPointError(
-                    f"PPO update at timestep {timestep}: the stored '{name}' contain NaN/inf "
-                    f"({'the environment or rewards_shaper' if name == 'rewards' else 'the networks'} produced them); "
-                    "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs with "
-                    "state_preprocessor=RunningStandardScaler"
-                )
+    @staticmethod
+    def _check_finite(timestep: int, name: str, tensor: torch.Tensor) -> None:
+        """One host sync: fail clearly if NaN/inf reached the rollout (from the networks or the rewards)."""
+        if not torch.isfinite(tensor).all():
+            raise FloatingPointError(
+                f"PPO update at timestep {timestep}: the rollout's '{name}' contain NaN/inf "
+                f"({'the environment or rewards_shaper' if name == 'rewards' else 'the networks'} produced them); "
+                "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs with "
+                "state_preprocessor=RunningStandardScaler"
+            )
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        self._check_rollout(timestep)
+        rewards = self.memory.get_tensor_by_name("rewards")
+        self._check_finite(timestep, "rewards", rewards)
+        self._check_finite(timestep, "log_prob", self.memory.get_tensor_by_name("log_prob"))
 
-        # value of the state after the last step (bootstrap), without gradients and in eval mode
+        # V(s_t) of every stored state and of the state after the last step, in one call without gradients and in
+        # eval mode, with the parameters and statistics the rollout was collected with
+        states = self.memory.get_tensor_by_name("states")
+        rollout_shape = states.shape[:2]
         with torch.no_grad(), self._autocast():
             self.value.train(False)
-            last_values, _, _ = self.value.act(
-                {"states": self._state_preprocessor(self._current_next_states.float())}, role="value"
-            )
+            all_states = torch.cat([states.reshape(-1, states.shape[-1]), self._current_next_states.float()])
+            all_values, _, _ = self.value.act({"states": self._state_preprocessor(all_states)}, role="value")
             self.value.train(True)
-            last_values = self._value_preprocessor(last_values, inverse=True)
+            all_values = self._value_preprocessor(all_values.float(), inverse=True)
+        values = all_values[: states.shape[0] * states.shape[1]].reshape(*rollout_shape, 1)
+        last_values = all_values[values.numel() :]
+        self._check_finite(timestep, "values", values)
+        if self._time_limit_bootstrap:
+            rewards = rewards + self._discount_factor * values * self.memory.get_tensor_by_name("truncated")
 
-        values = self.memory.get_tensor_by_name("values")
         dones = self.memory.get_tensor_by_name("terminated") | self.memory.get_tensor_by_name("truncated")
         returns, advantages = compute_gae(
-            rewards=self.memory.get_tensor_by_name("rewards"),
+            rewards=rewards,
             dones=dones,
             values=values,
             next_values=last_values,
