@@ -23,10 +23,21 @@ def normalized_logits(net_output: jax.Array, unnormalized_log_prob: bool) -> jax
 def sample_categorical(
     logits: jax.Array, key: jax.Array, taken_actions: jax.Array | None
 ) -> tuple[jax.Array, jax.Array]:
-    """Sample ``(batch, 1)`` int32 actions and the ``(batch, 1)`` log-probability of the sample or taken actions."""
-    actions = jax.random.categorical(key, logits, axis=-1)
-    evaluated = actions if taken_actions is None else jnp.reshape(taken_actions, (-1,)).astype(jnp.int32)
-    log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits, axis=-1), evaluated[:, None], axis=-1)
+    """Sample ``(batch, 1)`` int32 actions and the ``(batch, 1)`` log-probability of the sample or taken actions.
+
+    Inverse-CDF sampling, as the torch backend: one uniform per row and the first class whose cumulative
+    probability reaches it (clamped: the last entry may round to just below 1). Exact, and less work than the
+    Gumbel-max trick of ``jax.random.categorical`` (one uniform per class and two logarithms). With
+    ``taken_actions`` nothing is sampled.
+    """
+    log_probabilities = jax.nn.log_softmax(logits, axis=-1)
+    if taken_actions is None:
+        uniform = jax.random.uniform(key, logits.shape[:-1] + (1,), dtype=logits.dtype)
+        below = jnp.cumsum(jnp.exp(log_probabilities), axis=-1) < uniform
+        actions = jnp.minimum(jnp.sum(below, axis=-1), logits.shape[-1] - 1).astype(jnp.int32)
+    else:
+        actions = jnp.reshape(taken_actions, (-1,)).astype(jnp.int32)
+    log_prob = jnp.take_along_axis(log_probabilities, actions[:, None], axis=-1)
     return actions.reshape(-1, 1), log_prob.reshape(-1, 1)
 
 
