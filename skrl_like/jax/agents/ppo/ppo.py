@@ -1,9 +1,10 @@
 """Proximal Policy Optimization (PPO), JAX backend.
 
 The same algorithm as the torch backend (same config keys, same update rule), written the PureJaxRL way:
-acting is one jitted call (policy sample and value estimate together), and a whole update (bootstrap value,
-GAE, every epoch and mini-batch, KL early stopping, the learning-rate schedule and both Adam steps) is one
-jitted pure function of explicit state. Shapes are static, so nothing recompiles after the first update.
+acting is one jitted call (the policy sample, one host transfer), and a whole update (the value of every stored
+state and of the bootstrap state, GAE, every epoch and mini-batch, KL early stopping, the learning-rate schedule
+and both Adam steps) is one jitted pure function of explicit state. Shapes are static, so nothing recompiles
+after the first update.
 """
 
 import functools

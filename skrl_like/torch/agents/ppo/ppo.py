@@ -1,7 +1,8 @@
 """Proximal Policy Optimization (PPO), torch backend.
 
 Schulman et al., "Proximal Policy Optimization Algorithms", 2017. The update follows skrl 1.4.3:
-GAE over the whole rollout, then ``learning_epochs`` passes over ``mini_batches`` contiguous mini-batches,
+V(s) of the whole rollout in one batched call (the parameters did not change while it was collected),
+GAE over it, then ``learning_epochs`` passes over ``mini_batches`` contiguous mini-batches,
 a clipped surrogate policy loss, an (optionally clipped) value loss and an optional entropy bonus,
 one optimizer for the policy and value parameters.
 """
