@@ -175,7 +175,9 @@ def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
     env = cartpole()
     agent = make_ppo(env, rollouts=4)
     value = agent.value
-    value.state_dict = value.state_dict.replace(params=jax.tree_util.tree_map(lambda x: x * jnp.nan, value.state_dict.params))
+    value.state_dict = value.state_dict.replace(
+        params=jax.tree_util.tree_map(lambda x: x * jnp.nan, value.state_dict.params)
+    )
     policy_before = jax.tree_util.tree_leaves(agent.policy.state_dict.params)
     with pytest.raises(FloatingPointError, match="rollout's 'values' contain NaN/inf .the networks"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()

@@ -213,9 +213,7 @@ class PPO(Agent):
         values, _, _ = self.value.act({"states": processed}, role="value", params=value_params)
         return self._value_functional(value_statistics, values, inverse=True)[1]
 
-    def _sample(
-        self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
-    ) -> Tuple[Any, ...]:
+    def _sample(self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
         """One dispatch per step: sample actions (V(s) is estimated for the whole rollout at update time)."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
