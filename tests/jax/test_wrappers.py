@@ -1,6 +1,8 @@
-"""JAX gymnasium wrappers: output contract, discrete actions, NaN check and same-step autoreset."""
+"""JAX gymnasium/gym wrappers: output contract, discrete actions, NaN check and same-step autoreset."""
 
 import functools
+import sys
+import types
 
 import gymnasium
 import jax
@@ -11,6 +13,7 @@ from gymnasium import spaces
 from skrl_like import config
 from skrl_like.core.vector_autoreset import SameStepAutoreset, get_autoreset_mode
 from skrl_like.jax.envs.wrappers import GymnasiumWrapper, MultiAgentEnvWrapper, PettingZooWrapper, wrap_env
+from skrl_like.jax.envs.wrappers.gym_envs import GymWrapper
 
 MAX_STEPS = 12  # short time limit: many truncations as well as terminations in a few hundred steps
 
@@ -110,12 +113,90 @@ def test_discrete_actions_reach_the_vector_env_as_a_flat_batch():
     assert received[0].shape == (2,) and received[0].tolist() == [1, 0]
 
 
-def test_nan_observations_raise_a_clear_error():
+def test_non_finite_values_raise_a_clear_error_naming_the_step_and_sub_environment(backend):
     env = GymnasiumWrapper(DictObservationEnv(nan_at_step=2))
     env.reset()
     env.step(np.zeros((1, 1)))
-    with pytest.raises(ValueError, match="NaN or infinite observations"):
+    with pytest.raises(ValueError, match=r"DictObservationEnv.*non-finite.*observations at step 2.*check_finite"):
         env.step(np.zeros((1, 1)))
+
+    vector = GymnasiumWrapper(
+        gymnasium.vector.SyncVectorEnv([DictObservationEnv, lambda: DictObservationEnv(nan_at_step=1)])
+    )
+    vector.reset()
+    with pytest.raises(ValueError, match=r"sub-environments \[1\]"):
+        vector.step(np.zeros((2, 1)))
+
+    unchecked = GymnasiumWrapper(DictObservationEnv(nan_at_step=1), check_finite=False)
+    unchecked.reset()
+    states, *_ = unchecked.step(np.zeros((1, 1)))
+    assert np.isnan(np.asarray(states)).sum() == 1
+
+
+def test_actions_of_the_wrong_shape_name_the_expected_shape(backend):
+    vector = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=3, vectorization_mode="sync"), verbose=False)
+    vector.reset()
+    with pytest.raises(ValueError, match=r"shape \(3, 2\).*CartPole-v1.*\(3, 1\)"):
+        vector.step(np.zeros((3, 2), np.int32))
+    single = wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
+    single.reset()
+    with pytest.raises(ValueError, match="action space"):
+        single.step(np.array([[1, 0]]))
+
+
+class BufferReusingEnv(gymnasium.Env):
+    """Returns the same observation buffer every step, as some simulators do."""
+
+    observation_space = spaces.Box(-10, 10, (2,), dtype=np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self):
+        self.buffer = np.zeros(2, np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        self.buffer[:] = 0.0
+        return self.buffer, {}
+
+    def step(self, action):
+        self.buffer += 1.0
+        return self.buffer, 1.0, False, False, {}
+
+
+def test_observations_do_not_alias_a_buffer_the_env_reuses(backend):
+    env = GymnasiumWrapper(BufferReusingEnv())
+    first, _ = env.reset()
+    second, *_ = env.step(np.array([[1]]))
+    env.step(np.array([[1]]))
+    np.testing.assert_array_equal(np.asarray(first), [[0.0, 0.0]])
+    np.testing.assert_array_equal(np.asarray(second), [[1.0, 1.0]])
+
+
+def test_gym_wrapper_old_api_reads_truncation_from_info(backend, monkeypatch):
+    # gym is not installed here: a stand-in module with the pre-0.25 API exercises the old-API branch
+    fake_gym = types.ModuleType("gym")
+    fake_gym.__version__ = "0.21.0"
+    fake_gym.spaces = spaces
+    fake_gym.vector = types.SimpleNamespace(VectorEnv=type("VectorEnv", (), {}))
+    monkeypatch.setitem(sys.modules, "gym", fake_gym)
+
+    class OldApiEnv:
+        observation_space = spaces.Box(-1, 1, (2,), np.float32)
+        action_space = spaces.Discrete(3)
+
+        def reset(self):
+            return np.zeros(2, np.float32)
+
+        def step(self, action):
+            assert isinstance(action, int)
+            return np.full(2, action, np.float32), 1.0, True, {"TimeLimit.truncated": True}
+
+    env = GymWrapper(OldApiEnv())
+    states, info = env.reset()
+    assert states.shape == (1, 2) and info == {}
+    states, rewards, terminated, truncated, _ = env.step(np.array([[2]]))
+    assert isinstance(states, _array_type(backend))
+    assert np.asarray(states).tolist() == [[2.0, 2.0]] and np.asarray(rewards).tolist() == [[1.0]]
+    assert np.asarray(truncated).tolist() == [[1]] and np.asarray(terminated).tolist() == [[0]]
 
 
 def _make_cartpole():

@@ -3,12 +3,26 @@
 from collections.abc import Mapping as MappingType
 from typing import Any, Mapping, Tuple
 
+import gymnasium
 import jax
 import numpy as np
 
 from skrl_like.jax.envs.wrappers.base import MultiAgentEnvWrapper, check_finite
-from skrl_like.jax.envs.wrappers.gymnasium_envs import flat_observations
-from skrl_like.jax.utils.spaces import unflatten_tensorized_space, untensorize_space
+from skrl_like.jax.utils.spaces import (
+    flatten_tensorized_space,
+    tensorize_space,
+    unflatten_tensorized_space,
+    untensorize_space,
+)
+
+
+def flat_observations(space: gymnasium.Space, observations: Any) -> np.ndarray:
+    """A batch of observations as one flat ``(batch, size)`` NumPy array: float32 if floating point, discrete
+    spaces keep their integer dtype."""
+    flat = flatten_tensorized_space(tensorize_space(space, observations, _jax=False), _jax=False)
+    if flat.dtype.kind == "f" and flat.dtype != np.float32:
+        flat = flat.astype(np.float32)
+    return flat
 
 
 class PettingZooWrapper(MultiAgentEnvWrapper):

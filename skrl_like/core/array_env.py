@@ -1,0 +1,314 @@
+"""Wrappers of environments that exchange NumPy values (gymnasium and OpenAI Gym, single or vectorized), written
+once for both backends.
+
+Everything that depends only on the spaces is decided once, at construction, so that a step of a ``Box`` or
+``Discrete`` env runs a fast path: one NumPy conversion of the actions, one NaN/inf reduction per output, one
+conversion per output to the backend's arrays. Composite spaces (``Tuple``, ``Dict``) go through the backend's
+space utilities. A backend supplies only the tensor-specific conversions, as four hooks:
+
+* ``_actions_to_numpy(actions)``: the policy's ``(num_envs, size)`` actions as a NumPy array;
+* ``_composite_actions_to_env(actions)``: actions of a ``Tuple``/``Dict`` action space, as the env takes them;
+* ``_observations_to_backend(observation)``: what ``reset`` returns, flat ``(num_envs, size)``;
+* ``_step_to_backend(observation, reward, terminated, truncated)``: what ``step`` returns (the backend may convert
+  the four outputs in one transfer).
+
+Episode boundaries of vector envs: gymnasium >= 1.0 vector envs autoreset on the *next* step by default, which
+would show the agent a bogus transition between two episodes. :class:`GymnasiumWrapperCore` gives every vector env
+same-step semantics through :class:`skrl_like.core.vector_autoreset.SameStepAutoreset`: for a sub-environment that
+is done at this step, ``rewards``/``terminated``/``truncated`` belong to its terminal transition and
+``next_states`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``).
+"""
+
+from typing import Any, Optional, Tuple
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from skrl_like.core.spaces import convert_gym_space
+from skrl_like.core.vector_autoreset import SameStepAutoreset
+from skrl_like.core.wrappers import WrapperCore
+
+
+def env_name(env: Any) -> str:
+    """The env's registered id (``CartPole-v1``), else its class name: how error messages name it."""
+    spec = getattr(env, "spec", None)
+    if spec is not None and getattr(spec, "id", None):
+        return spec.id
+    return type(env).__name__
+
+
+def _non_finite_rows(value: Any) -> np.ndarray:
+    # slow path, only used to word the error: which sub-environments produced NaN/inf
+    if isinstance(value, dict):
+        return np.unique(np.concatenate([_non_finite_rows(item) for item in value.values()]))
+    if isinstance(value, tuple):
+        return np.unique(np.concatenate([_non_finite_rows(item) for item in value]))
+    array = np.asarray(value)
+    if array.dtype.kind != "f":
+        return np.zeros(0, dtype=np.int64)
+    if array.ndim == 0:
+        return np.zeros(0 if np.isfinite(array) else 1, dtype=np.int64)
+    return np.nonzero(~np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1))[0]
+
+
+def _all_finite(space: gymnasium.Space, value: Any) -> bool:
+    if isinstance(space, spaces.Dict):
+        return all(_all_finite(space[key], value[key]) for key in space.keys())
+    if isinstance(space, spaces.Tuple):
+        return all(_all_finite(child, item) for child, item in zip(space, value))
+    array = np.asarray(value)
+    return array.dtype.kind != "f" or bool(np.isfinite(array).all())
+
+
+def _version_tuple(text: str) -> Tuple[int, ...]:
+    parts = []
+    for part in text.split(".")[:3]:
+        digits = "".join(character for character in part if character.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+class ArrayEnvWrapperCore(WrapperCore):
+    """Reset, step, checks and action conversion of envs that exchange NumPy values; see the module docstring.
+
+    Subclasses call :meth:`_setup` from ``__init__`` once they know the spaces, and may override ``_env_reset`` /
+    ``_env_step`` to translate an older API into gymnasium's.
+    """
+
+    def _setup(
+        self, observation_space: gymnasium.Space, action_space: gymnasium.Space, vectorized: bool, check_finite: bool
+    ) -> None:
+        self._vectorized = vectorized
+        self._observation_space = observation_space
+        self._action_space = action_space
+        self.check_finite = check_finite
+        self._num_envs = int(getattr(self._unwrapped, "num_envs", 1)) if vectorized else 1
+        self._autoreset: Optional[SameStepAutoreset] = None
+        self._step_count = 0
+        self._observation: Any = None
+        self._info: Any = {}
+        self._reset_once = True
+
+        self._observation_is_box = isinstance(observation_space, spaces.Box)
+        self._observation_is_float = self._observation_is_box and np.dtype(observation_space.dtype).kind == "f"
+        # gymnasium vector envs copy their outputs by default; anything else may hand back a buffer it reuses
+        self._copy_observations = not (vectorized and getattr(self._unwrapped, "copy", False) is True)
+
+        if isinstance(action_space, spaces.Discrete):
+            self._action_kind = "discrete"
+            # a gymnasium >= 1.0 vector env wants (num_envs,), not the (num_envs, 1) the policy produces
+            self._action_shape: Tuple[int, ...] = (self._num_envs,)
+        elif isinstance(action_space, (spaces.Box, spaces.MultiDiscrete)):
+            self._action_kind = "array"
+            self._action_shape = (self._num_envs, *action_space.shape) if vectorized else tuple(action_space.shape)
+        else:
+            self._action_kind = "composite"
+            self._action_shape = ()
+        self._action_dtype = getattr(action_space, "dtype", None)
+
+    # -- backend hooks ---------------------------------------------------------------------------------------
+
+    def _actions_to_numpy(self, actions: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _composite_actions_to_env(self, actions: Any) -> Any:
+        raise NotImplementedError
+
+    def _observations_to_backend(self, observation: Any) -> Any:
+        raise NotImplementedError
+
+    def _step_to_backend(self, observation: Any, reward: Any, terminated: Any, truncated: Any) -> Tuple[Any, ...]:
+        raise NotImplementedError
+
+    # -- the env's own API (overridden to translate older APIs) ---------------------------------------------
+
+    def _env_reset(self) -> Tuple[Any, Any]:
+        return self._env.reset()
+
+    def _env_step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        return self._env.step(actions)
+
+    # -- public API --------------------------------------------------------------------------------------------
+
+    @property
+    def observation_space(self) -> gymnasium.Space:
+        """Observation space of one (sub-)environment."""
+        return self._observation_space
+
+    @property
+    def action_space(self) -> gymnasium.Space:
+        """Action space of one (sub-)environment."""
+        return self._action_space
+
+    @property
+    def num_envs(self) -> int:
+        """Number of sub-environments (1 for a non-vectorized env)."""
+        return self._num_envs
+
+    def reset(self) -> Tuple[Any, Any]:
+        """Reset the env; a vector env is reset only on the first call (it resets its sub-environments itself).
+
+        :return: ``(observations (num_envs, size), info)``.
+        """
+        if self._vectorized and not self._reset_once:
+            return self._observation, self._info
+        observation, info = self._env_reset()
+        if self.check_finite:
+            self._check_observations(observation, "reset")
+        observations = self._observations_to_backend(observation)
+        if self._vectorized:
+            self._observation, self._info, self._reset_once = observations, info, False
+        return observations, info
+
+    def step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        """Step every (sub-)environment.
+
+        :param actions: ``(num_envs, action_size)`` (``(num_envs, 1)`` for ``Discrete``).
+        :return: ``(next_states, rewards, terminated, truncated, info)``, each array ``(num_envs, size)``; for a
+            done sub-environment of a vector env, ``next_states`` is the first observation of its next episode
+            (the terminal one is in ``info["final_obs"]``).
+        """
+        self._step_count += 1
+        observation, reward, terminated, truncated, info = self._env_step(self._actions_to_env(actions))
+        if self.check_finite:
+            self._check_observations(observation, f"step {self._step_count}")
+            self._check_rewards(reward)
+        if self._autoreset is not None:
+            observation, info = self._autoreset(observation, terminated, truncated, info)
+            if self.check_finite and "final_obs" in info:
+                self._check_observations(observation, f"the reset after step {self._step_count}")
+        next_states, rewards, terminated, truncated = self._step_to_backend(observation, reward, terminated, truncated)
+        if self._vectorized:
+            self._observation, self._info = next_states, info
+        return next_states, rewards, terminated, truncated, info
+
+    def render(self, *args: Any, **kwargs: Any) -> Any:
+        """Render (every sub-environment of a vector env, through ``env.call``)."""
+        if self._vectorized:
+            return self._env.call("render", *args, **kwargs)
+        return self._env.render(*args, **kwargs)
+
+    def close(self) -> None:
+        """Close the environment."""
+        self._env.close()
+
+    # -- conversions and checks --------------------------------------------------------------------------------
+
+    def _actions_to_env(self, actions: Any) -> Any:
+        if self._action_kind == "composite":
+            return self._composite_actions_to_env(actions)
+        array = self._actions_to_numpy(actions)
+        if self._action_kind == "discrete" and not self._vectorized:
+            if array.size != 1:
+                raise self._action_error(array)
+            return int(array.reshape(-1)[0])
+        try:
+            array = array.reshape(self._action_shape)
+        except ValueError:
+            raise self._action_error(array) from None
+        return array.astype(self._action_dtype, copy=False)
+
+    def _action_error(self, actions: np.ndarray) -> ValueError:
+        expected = (
+            (self._num_envs, 1) if self._action_kind == "discrete" else (self._num_envs, *self._action_space.shape)
+        )
+        return ValueError(
+            f"{type(self).__name__}: actions of shape {tuple(actions.shape)} do not fit the action space "
+            f"{self._action_space} of {env_name(self._env)}: give an array of shape {expected}"
+        )
+
+    def _check_observations(self, observation: Any, where: str) -> None:
+        if self._observation_is_box:
+            if not self._observation_is_float or np.isfinite(observation).all():
+                return
+        elif _all_finite(self._observation_space, observation):
+            return
+        self._raise_non_finite("observations", observation, where)
+
+    def _check_rewards(self, reward: Any) -> None:
+        if not np.isfinite(reward).all():
+            self._raise_non_finite("rewards", reward, f"step {self._step_count}")
+
+    def _raise_non_finite(self, what: str, value: Any, where: str) -> None:
+        rows = _non_finite_rows(value) if self._vectorized else []
+        sub_environments = f" (sub-environments {rows.tolist()})" if len(rows) else ""
+        raise ValueError(
+            f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} at "
+            f"{where}{sub_environments}: fix the environment (e.g. clip its state or end the episode before it "
+            f"diverges), or pass check_finite=False to the wrapper to skip this check"
+        )
+
+
+def _is_gymnasium_vector_env(env: Any) -> bool:
+    vector_classes: Tuple[type, ...] = (gymnasium.vector.VectorEnv,)
+    experimental = getattr(getattr(gymnasium, "experimental", None), "vector", None)  # gymnasium 0.28/0.29
+    if experimental is not None and hasattr(experimental, "VectorEnv"):
+        vector_classes += (experimental.VectorEnv,)
+    return isinstance(env, vector_classes)
+
+
+class GymnasiumWrapperCore(ArrayEnvWrapperCore):
+    """A gymnasium env or vector env (sync or async); see the module docstring for episode ends of vector envs.
+
+    :param env: a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` (possibly wrapped).
+    :param check_finite: check every step's observations and rewards for NaN/inf and raise a ``ValueError`` that
+        names the env, the step and the sub-environments (one NumPy reduction per output; ``False`` skips it, e.g.
+        for envs that use ``inf`` as an observation value).
+    """
+
+    def __init__(self, env: Any, check_finite: bool = True) -> None:
+        super().__init__(env)
+        vectorized = _is_gymnasium_vector_env(env)
+        if vectorized:
+            observation_space, action_space = env.single_observation_space, env.single_action_space
+        else:
+            observation_space, action_space = env.observation_space, env.action_space
+        self._setup(observation_space, action_space, vectorized, check_finite)
+        if vectorized:
+            autoreset = SameStepAutoreset(env)
+            self._autoreset = autoreset if autoreset.active else None
+
+
+class GymWrapperCore(ArrayEnvWrapperCore):
+    """An OpenAI Gym env or vector env (``gym`` is an optional dependency); spaces become gymnasium spaces.
+
+    For ``gym < 0.25`` the old API is translated: ``step`` returns 4 values and truncation is read from
+    ``info["TimeLimit.truncated"]``; ``reset`` returns only the observation. Gym vector envs reset a finished
+    sub-environment inside its terminal step, so episode ends look as with :class:`GymnasiumWrapperCore`.
+
+    :param env: a ``gym.Env`` or ``gym.vector.VectorEnv`` (possibly wrapped).
+    :param check_finite: as for :class:`GymnasiumWrapperCore`.
+    """
+
+    def __init__(self, env: Any, check_finite: bool = True) -> None:
+        super().__init__(env)
+        import gym  # imported here: gym is optional and unmaintained
+
+        if not hasattr(np, "bool8"):  # old gym releases still refer to np.bool8, which NumPy 2 removed
+            np.bool8 = np.bool_
+        self._deprecated_api = _version_tuple(gym.__version__) < (0, 25)
+        vectorized = isinstance(env, gym.vector.VectorEnv)
+        if vectorized:
+            observation_space = convert_gym_space(env.single_observation_space)
+            action_space = convert_gym_space(env.single_action_space)
+        else:
+            observation_space = convert_gym_space(env.observation_space)
+            action_space = convert_gym_space(env.action_space)
+        self._setup(observation_space, action_space, vectorized, check_finite)
+
+    def _env_reset(self) -> Tuple[Any, Any]:
+        if self._deprecated_api:
+            return self._env.reset(), {}
+        return self._env.reset()
+
+    def _env_step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        if not self._deprecated_api:
+            return self._env.step(actions)
+        observation, reward, terminated, info = self._env.step(actions)
+        if self._vectorized:
+            # old vector envs return one info dict per sub-environment
+            truncated = np.array([item.get("TimeLimit.truncated", False) for item in info], dtype=np.bool_)
+            return observation, reward, np.logical_and(terminated, np.logical_not(truncated)), truncated, {}
+        truncated = bool(info.get("TimeLimit.truncated", False))
+        return observation, reward, terminated and not truncated, truncated, info
