@@ -57,7 +57,7 @@ ENTRIES=(
 
 record_env() {
     {
-        echo "# $(date -Is) host=$(hostname) nproc=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "# $(date -Is) host=$(hostname) cores=$(nproc --all) load=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "# timesteps=$TIMESTEPS seeds=[$SEEDS] configs=[$CONFIGS]"
         "$PY_OURS" -c "import torch,jax,gymnasium;print('# ours venv: torch',torch.__version__,'jax',jax.__version__,'gymnasium',gymnasium.__version__)" 2>/dev/null
         "$PY_TORCH_PEER" -c "import torch,skrl,stable_baselines3 as s;print('# torch peer: torch',torch.__version__,'skrl',skrl.__version__,'sb3',s.__version__)" 2>/dev/null

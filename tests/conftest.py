@@ -5,3 +5,35 @@ import sys
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 sys.path.insert(0, os.path.dirname(__file__))  # tests/examples.py
+
+# imported after the thread settings above, which NumPy reads when it loads
+import types  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from gymnasium import spaces  # noqa: E402
+
+
+class _OldGymApiEnv:
+    """A gym < 0.25 env: ``reset`` returns the observation alone, ``step`` 4 values with truncation in ``info``."""
+
+    observation_space = spaces.Box(-1, 1, (2,), np.float32)
+    action_space = spaces.Discrete(3)
+
+    def reset(self):
+        return np.zeros(2, np.float32)
+
+    def step(self, action):
+        assert isinstance(action, int)
+        return np.full(2, action, np.float32), 1.0, True, {"TimeLimit.truncated": True}
+
+
+@pytest.fixture
+def old_gym_env(monkeypatch):
+    """An env with the pre-0.25 gym API, and a stand-in ``gym`` module of that version (gym is not installed)."""
+    fake_gym = types.ModuleType("gym")
+    fake_gym.__version__ = "0.21.0"
+    fake_gym.spaces = spaces
+    fake_gym.vector = types.SimpleNamespace(VectorEnv=type("VectorEnv", (), {}))
+    monkeypatch.setitem(sys.modules, "gym", fake_gym)
+    return _OldGymApiEnv()

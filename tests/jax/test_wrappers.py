@@ -1,8 +1,6 @@
 """JAX gymnasium/gym wrappers: output contract, discrete actions, NaN check and same-step autoreset."""
 
 import functools
-import sys
-import types
 
 import gymnasium
 import jax
@@ -171,26 +169,8 @@ def test_observations_do_not_alias_a_buffer_the_env_reuses(backend):
     np.testing.assert_array_equal(np.asarray(second), [[1.0, 1.0]])
 
 
-def test_gym_wrapper_old_api_reads_truncation_from_info(backend, monkeypatch):
-    # gym is not installed here: a stand-in module with the pre-0.25 API exercises the old-API branch
-    fake_gym = types.ModuleType("gym")
-    fake_gym.__version__ = "0.21.0"
-    fake_gym.spaces = spaces
-    fake_gym.vector = types.SimpleNamespace(VectorEnv=type("VectorEnv", (), {}))
-    monkeypatch.setitem(sys.modules, "gym", fake_gym)
-
-    class OldApiEnv:
-        observation_space = spaces.Box(-1, 1, (2,), np.float32)
-        action_space = spaces.Discrete(3)
-
-        def reset(self):
-            return np.zeros(2, np.float32)
-
-        def step(self, action):
-            assert isinstance(action, int)
-            return np.full(2, action, np.float32), 1.0, True, {"TimeLimit.truncated": True}
-
-    env = GymWrapper(OldApiEnv())
+def test_gym_wrapper_old_api_reads_truncation_from_info(backend, old_gym_env):
+    env = GymWrapper(old_gym_env)
     states, info = env.reset()
     assert states.shape == (1, 2) and info == {}
     states, rewards, terminated, truncated, _ = env.step(np.array([[2]]))
