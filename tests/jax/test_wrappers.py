@@ -169,6 +169,25 @@ def test_observations_do_not_alias_a_buffer_the_env_reuses(backend):
     np.testing.assert_array_equal(np.asarray(second), [[1.0, 1.0]])
 
 
+class ImageEnv(gymnasium.Env):
+    observation_space = spaces.Box(0, 255, (2, 2), dtype=np.uint8)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return np.full((2, 2), 200, np.uint8), {}
+
+    def step(self, action):
+        return np.full((2, 2), 255, np.uint8), 1.0, False, False, {}
+
+
+def test_integer_box_observations_are_flat_float32_as_in_torch(backend):
+    env = GymnasiumWrapper(ImageEnv())
+    states, _ = env.reset()
+    assert states.dtype == np.float32 and np.asarray(states).tolist() == [[200.0] * 4]
+    states, *_ = env.step(np.array([[0]]))
+    assert states.dtype == np.float32 and np.asarray(states).tolist() == [[255.0] * 4]
+
+
 def test_gym_wrapper_old_api_reads_truncation_from_info(backend, old_gym_env):
     env = GymWrapper(old_gym_env)
     states, info = env.reset()

@@ -1,7 +1,8 @@
 """Base classes of the JAX-backend environment wrappers (NumPy or JAX arrays in and out).
 
 Outputs are NumPy arrays with the ``"numpy"`` backend, JAX arrays on ``wrapper.device`` with ``"jax"``
-(``skrl_like.config.jax.backend`` when the wrapper is created): flat observations ``(num_envs, size)``, rewards
+(``skrl_like.config.jax.backend`` when the wrapper is created): flat observations ``(num_envs, size)`` (float32 for
+``Box``, int32 for discrete spaces), rewards
 float32 ``(num_envs, 1)``, terminated/truncated int8 ``(num_envs, 1)``. The shared behaviour (attribute
 forwarding, spaces, the abstract API) is in ``skrl_like.core.wrappers``.
 """
