@@ -37,3 +37,35 @@ def old_gym_env(monkeypatch):
     fake_gym.vector = types.SimpleNamespace(VectorEnv=type("VectorEnv", (), {}))
     monkeypatch.setitem(sys.modules, "gym", fake_gym)
     return _OldGymApiEnv()
+
+
+class _TupleActionEnv:
+    """A gymnasium env whose action space is a ``Tuple(Discrete, Box)``; ``step`` checks what it receives."""
+
+    observation_space = spaces.Box(-1, 1, (2,), np.float32)
+    action_space = spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), np.float32)))
+    metadata: dict = {}
+    render_mode = None
+    spec = None
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        assert self.action_space.contains(action), f"{action!r} is not in {self.action_space}"
+        return np.full(2, float(action[0]) / 10, np.float32), 0.0, False, False, {}
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def tuple_action_vector_env():
+    """A sync vector env of two envs with ``Tuple(Discrete(3), Box(2))`` actions (same-step autoreset)."""
+    import gymnasium
+
+    env = gymnasium.vector.SyncVectorEnv(
+        [_TupleActionEnv, _TupleActionEnv], autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP
+    )
+    yield env
+    env.close()

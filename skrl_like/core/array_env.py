@@ -61,6 +61,18 @@ def _all_finite(space: gymnasium.Space, value: Any) -> bool:
     return array.dtype.kind != "f" or bool(np.isfinite(array).all())
 
 
+def _vector_layout(space: gymnasium.Space, actions: Any) -> Any:
+    """Composite actions in the layout a gymnasium >= 1.0 vector env splits: ``Discrete`` parts as ``(num_envs,)``
+    (as ``(num_envs, 1)`` each sub-environment would get a one-element array, which its space rejects)."""
+    if isinstance(space, spaces.Discrete):
+        return np.asarray(actions).reshape(-1)
+    if isinstance(space, spaces.Tuple):
+        return tuple(_vector_layout(child, value) for child, value in zip(space, actions))
+    if isinstance(space, spaces.Dict):
+        return {key: _vector_layout(space[key], value) for key, value in actions.items()}
+    return actions
+
+
 def _version_tuple(text: str) -> Tuple[int, ...]:
     parts = []
     for part in text.split(".")[:3]:
@@ -197,7 +209,8 @@ class ArrayEnvWrapperCore(WrapperCore):
 
     def _actions_to_env(self, actions: Any) -> Any:
         if self._action_kind == "composite":
-            return self._composite_actions_to_env(actions)
+            actions = self._composite_actions_to_env(actions)
+            return _vector_layout(self._action_space, actions) if self._vectorized else actions
         array = self._actions_to_numpy(actions)
         if self._action_kind == "discrete" and not self._vectorized:
             if array.size != 1:

@@ -318,6 +318,28 @@ def test_pettingzoo_wrapper_dicts(backend):
     assert env.state().shape == (1, 4)
 
 
+def test_composite_actions_reach_each_sub_environment_in_its_space(backend, tuple_action_vector_env):
+    env = GymnasiumWrapper(tuple_action_vector_env)
+    env.reset()
+    # flat (num_envs, 1 + 2): the Discrete part, then the Box part; each sub-env checks space.contains(action)
+    states, *_ = env.step(np.array([[1, 0.5, -0.5], [2, 0.1, 0.2]], np.float32))
+    np.testing.assert_allclose(np.asarray(states), [[0.1, 0.1], [0.2, 0.2]])
+
+
+class IntegerBoxParallelEnv(TwoAgentParallelEnv):
+    observation_spaces = {"a": spaces.Box(0, 255, (2,), np.uint8), "b": spaces.Discrete(3)}
+
+    def reset(self):
+        return {"a": np.full(2, 7, np.uint8), "b": 1}, {"a": {}, "b": {}}
+
+
+def test_pettingzoo_integer_box_observations_are_float32(backend):
+    env = wrap_env(IntegerBoxParallelEnv(), wrapper="pettingzoo", verbose=False)
+    observations, _ = env.reset()
+    assert observations["a"].dtype == np.float32 and np.asarray(observations["a"]).tolist() == [[7.0, 7.0]]
+    assert np.asarray(observations["b"]).dtype.kind == "i"
+
+
 def test_shared_autoreset_rejects_vector_envs_without_partial_resets_and_reports_final_observations():
     import gymnasium as gym
 

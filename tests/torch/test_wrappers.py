@@ -201,6 +201,14 @@ def test_non_finite_values_raise_a_clear_error():
     assert torch.isnan(states).sum().item() == 1
 
 
+def test_composite_actions_reach_each_sub_environment_in_its_space(tuple_action_vector_env):
+    env = GymnasiumWrapper(tuple_action_vector_env)
+    env.reset()
+    # flat (num_envs, 1 + 2): the Discrete part, then the Box part; each sub-env checks space.contains(action)
+    states, *_ = env.step(torch.tensor([[1, 0.5, -0.5], [2, 0.1, 0.2]]))
+    torch.testing.assert_close(states, torch.tensor([[0.1, 0.1], [0.2, 0.2]]))
+
+
 def test_wrap_env_tags():
     env = gymnasium.make("CartPole-v1")
     assert isinstance(wrap_env(env, verbose=False), Wrapper)

@@ -2,9 +2,9 @@
 
 Outputs are NumPy arrays with the ``"numpy"`` backend, JAX arrays on ``wrapper.device`` with ``"jax"``
 (``skrl_like.config.jax.backend`` when the wrapper is created): flat observations ``(num_envs, size)`` (float32 for
-``Box``, int32 for discrete spaces), rewards
-float32 ``(num_envs, 1)``, terminated/truncated int8 ``(num_envs, 1)``. The shared behaviour (attribute
-forwarding, spaces, the abstract API) is in ``skrl_like.core.wrappers``.
+``Box``, int32 for discrete spaces), rewards float32 ``(num_envs, 1)``, terminated/truncated int8
+``(num_envs, 1)``. The shared behaviour (attribute forwarding, spaces, the abstract API) is in
+``skrl_like.core.wrappers``.
 """
 
 from typing import Any, Optional

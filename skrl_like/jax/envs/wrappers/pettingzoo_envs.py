@@ -17,10 +17,10 @@ from skrl_like.jax.utils.spaces import (
 
 
 def flat_observations(space: gymnasium.Space, observations: Any) -> np.ndarray:
-    """A batch of observations as one flat ``(batch, size)`` NumPy array: float32 if floating point, discrete
-    spaces keep their integer dtype."""
+    """A batch of observations as one flat ``(batch, size)`` NumPy array: float32 for ``Box`` and floating-point
+    composites, discrete spaces keep their integer dtype (as the gymnasium wrapper)."""
     flat = flatten_tensorized_space(tensorize_space(space, observations, _jax=False), _jax=False)
-    if flat.dtype.kind == "f" and flat.dtype != np.float32:
+    if flat.dtype != np.float32 and (flat.dtype.kind == "f" or isinstance(space, gymnasium.spaces.Box)):
         flat = flat.astype(np.float32)
     return flat
 
