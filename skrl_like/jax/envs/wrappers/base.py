@@ -9,10 +9,12 @@ Outputs are NumPy arrays with the ``"numpy"`` backend, JAX arrays on ``wrapper.d
 
 from typing import Any, Optional
 
+import gymnasium
 import numpy as np
 
 from skrl_like import config
 from skrl_like.core.wrappers import MultiAgentEnvWrapperCore, WrapperCore
+from skrl_like.jax.utils.spaces import flatten_tensorized_space, tensorize_space
 
 
 class _JaxOutputs:
@@ -31,6 +33,15 @@ class Wrapper(_JaxOutputs, WrapperCore):
 
 class MultiAgentEnvWrapper(_JaxOutputs, MultiAgentEnvWrapperCore):
     __doc__ = MultiAgentEnvWrapperCore.__doc__
+
+
+def flat_observations(space: gymnasium.Space, observations: Any) -> np.ndarray:
+    """A batch of observations as one flat ``(batch, size)`` NumPy array: float32 for ``Box`` and floating-point
+    composites, discrete spaces keep their integer dtype (what every JAX wrapper returns)."""
+    flat = flatten_tensorized_space(tensorize_space(space, observations, _jax=False), _jax=False)
+    if flat.dtype != np.float32 and (flat.dtype.kind == "f" or isinstance(space, gymnasium.spaces.Box)):
+        flat = flat.astype(np.float32)
+    return flat
 
 
 def check_finite(observations: np.ndarray, rewards: Optional[np.ndarray], env: Any) -> None:

@@ -17,13 +17,8 @@ import jax
 import numpy as np
 
 from skrl_like.core.array_env import GymnasiumWrapperCore
-from skrl_like.jax.envs.wrappers.base import Wrapper
-from skrl_like.jax.utils.spaces import (
-    flatten_tensorized_space,
-    tensorize_space,
-    unflatten_tensorized_space,
-    untensorize_space,
-)
+from skrl_like.jax.envs.wrappers.base import Wrapper, flat_observations
+from skrl_like.jax.utils.spaces import unflatten_tensorized_space, untensorize_space
 
 
 class _ArrayConversions:
@@ -43,11 +38,7 @@ class _ArrayConversions:
         if self._observation_is_box:
             array = np.array(observation, dtype=np.float32, copy=self._copy_observations or None)
         else:  # discrete spaces stay int32; composites are concatenated (float32 if any part is)
-            array = flatten_tensorized_space(
-                tensorize_space(self._observation_space, observation, _jax=False), _jax=False
-            )
-            if array.dtype.kind == "f" and array.dtype != np.float32:
-                array = array.astype(np.float32)
+            array = flat_observations(self._observation_space, observation)
         return array.reshape(self._num_envs, -1)
 
     def _observations_to_backend(self, observation: Any) -> Any:

@@ -3,26 +3,11 @@
 from collections.abc import Mapping as MappingType
 from typing import Any, Mapping, Tuple
 
-import gymnasium
 import jax
 import numpy as np
 
-from skrl_like.jax.envs.wrappers.base import MultiAgentEnvWrapper, check_finite
-from skrl_like.jax.utils.spaces import (
-    flatten_tensorized_space,
-    tensorize_space,
-    unflatten_tensorized_space,
-    untensorize_space,
-)
-
-
-def flat_observations(space: gymnasium.Space, observations: Any) -> np.ndarray:
-    """A batch of observations as one flat ``(batch, size)`` NumPy array: float32 for ``Box`` and floating-point
-    composites, discrete spaces keep their integer dtype (as the gymnasium wrapper)."""
-    flat = flatten_tensorized_space(tensorize_space(space, observations, _jax=False), _jax=False)
-    if flat.dtype != np.float32 and (flat.dtype.kind == "f" or isinstance(space, gymnasium.spaces.Box)):
-        flat = flat.astype(np.float32)
-    return flat
+from skrl_like.jax.envs.wrappers.base import MultiAgentEnvWrapper, check_finite, flat_observations
+from skrl_like.jax.utils.spaces import unflatten_tensorized_space, untensorize_space
 
 
 class PettingZooWrapper(MultiAgentEnvWrapper):
