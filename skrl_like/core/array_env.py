@@ -52,11 +52,12 @@ def _non_finite_rows(value: Any) -> np.ndarray:
     return np.nonzero(~np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1))[0]
 
 
-def _all_finite(space: gymnasium.Space, value: Any) -> bool:
+def all_finite(space: gymnasium.Space, value: Any) -> bool:
+    """Whether every floating-point part of ``value`` (a sample, or a batch, of ``space``) is finite."""
     if isinstance(space, spaces.Dict):
-        return all(_all_finite(space[key], value[key]) for key in space.keys())
+        return all(all_finite(space[key], value[key]) for key in space.keys())
     if isinstance(space, spaces.Tuple):
-        return all(_all_finite(child, item) for child, item in zip(space, value))
+        return all(all_finite(child, item) for child, item in zip(space, value))
     array = np.asarray(value)
     return array.dtype.kind != "f" or bool(np.isfinite(array).all())
 
@@ -235,7 +236,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         if self._observation_is_box:
             if not self._observation_is_float or np.isfinite(observation).all():
                 return
-        elif _all_finite(self._observation_space, observation):
+        elif all_finite(self._observation_space, observation):
             return
         self._raise_non_finite("observations", observation, where)
 

@@ -7,7 +7,7 @@ Outputs are NumPy arrays with the ``"numpy"`` backend, JAX arrays on ``wrapper.d
 ``skrl_like.core.wrappers``.
 """
 
-from typing import Any, Optional
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -42,15 +42,3 @@ def flat_observations(space: gymnasium.Space, observations: Any) -> np.ndarray:
     if flat.dtype != np.float32 and (flat.dtype.kind == "f" or isinstance(space, gymnasium.spaces.Box)):
         flat = flat.astype(np.float32)
     return flat
-
-
-def check_finite(observations: np.ndarray, rewards: Optional[np.ndarray], env: Any) -> None:
-    """Raise a clear error when an environment returns NaN or infinite values (checked once per step)."""
-    if np.isfinite(observations).all() and (rewards is None or np.isfinite(rewards).all()):
-        return
-    part = "observations" if not np.isfinite(observations).all() else "rewards"
-    raise ValueError(
-        f"The environment ({type(env).__name__}) returned NaN or infinite {part}: they would corrupt the "
-        "preprocessors and the networks. Fix the environment (or clip/sanitize its outputs with a gymnasium "
-        "wrapper such as TransformObservation/TransformReward) before wrapping it"
-    )
