@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVS = {"cartpole": ("CartPole-v1", 8, 100_000), "pendulum": ("Pendulum-v1", 4, 400_000)}

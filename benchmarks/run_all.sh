@@ -8,6 +8,10 @@
 #   bash benchmarks/run_all.sh                        # 3 seeds x 2 configs x all entries, 100k env steps
 #   SEEDS="0 1 2" CONFIGS="zoo" TIMESTEPS=100000 bash benchmarks/run_all.sh
 #   TIMESTEPS=4096 NO_EVAL=1 bash benchmarks/run_all.sh   # smoke run of the whole pipeline
+#   PIN_CPU=0 bash benchmarks/run_all.sh              # every entry pinned to core 0 (taskset): one core in all
+#
+# The thread settings below give every library one intra-op thread, but XLA still compiles on a thread pool
+# (JAX compilation used ~1.75 cores on 2): PIN_CPU makes "one core for every library" literal.
 #
 # Method: for every (config, seed) each entry runs once, one process at a time; the entry ORDER rotates by
 # one position per seed, so no library always runs first/last (thermal, cache and page-cache effects are
@@ -36,7 +40,9 @@ mkdir -p "$(dirname "$OUT")"
 LOG="${OUT%.jsonl}.log"
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false"
+PIN=()
+[[ -n "${PIN_CPU:-}" ]] && PIN=(taskset -c "$PIN_CPU")
 export JAX_PLATFORMS=cpu TF_CPP_MIN_LOG_LEVEL=3
 
 # ---------------------------------------------------------------------------------------------------------
@@ -57,7 +63,7 @@ ENTRIES=(
 
 record_env() {
     {
-        echo "# $(date -Is) host=$(hostname) cores=$(nproc --all) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+        echo "# $(date -Is) host=$(hostname) cores=$(nproc --all) pinned=${PIN_CPU:-no} load=$(cut -d' ' -f1-3 /proc/loadavg)"
         echo "# timesteps=$TIMESTEPS seeds=[$SEEDS] configs=[$CONFIGS]"
         "$PY_OURS" -c "import torch,jax,gymnasium;print('# ours venv: torch',torch.__version__,'jax',jax.__version__,'gymnasium',gymnasium.__version__)" 2>/dev/null
         "$PY_TORCH_PEER" -c "import torch,skrl,stable_baselines3 as s;print('# torch peer: torch',torch.__version__,'skrl',skrl.__version__,'sb3',s.__version__)" 2>/dev/null
@@ -82,7 +88,7 @@ run_entry() {  # name python script-with-flags config seed
     echo "run  $name config=$config seed=$seed" | tee -a "$LOG"
     local line
     # shellcheck disable=SC2086  # $cmd is "script [flags]" and must word-split
-    line="$("$py" $cmd --config "$config" --seed "$seed" --timesteps "$TIMESTEPS" "${EXTRA[@]}" 2>>"$LOG" | tail -n 1)"
+    line="$("${PIN[@]}" "$py" $cmd --config "$config" --seed "$seed" --timesteps "$TIMESTEPS" "${EXTRA[@]}" 2>>"$LOG" | tail -n 1)"
     if [[ "$line" == \{* ]]; then
         echo "$line" | tee -a "$OUT"
     else

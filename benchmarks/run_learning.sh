@@ -7,7 +7,7 @@ cd "$HERE/.."
 PY="${PY_OURS:-.venv/bin/python}"
 OUT="${OUT:-$HERE/results/learning-$(date +%Y%m%d-%H%M%S).jsonl}"
 mkdir -p "$(dirname "$OUT")"
-export OMP_NUM_THREADS=1 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+export OMP_NUM_THREADS=1 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false"
 for env in ${ENVS:-cartpole pendulum}; do
     seeds="0 1 2 3 4"; [[ "$env" == pendulum ]] && seeds="${PENDULUM_SEEDS:-0 1 2}"
     for seed in $seeds; do

@@ -3,7 +3,7 @@ import sys
 
 # one intra-op thread for every library (2-core CI; see docs/benchmarks.md)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 sys.path.insert(0, os.path.dirname(__file__))  # tests/examples.py
 
 # imported after the thread settings above, which NumPy reads when it loads

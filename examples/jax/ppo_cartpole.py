@@ -7,7 +7,7 @@ each update is one compiled function. Run: python examples/jax/ppo_cartpole.py [
 import argparse
 import os
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import flax.linen as nn
 import gymnasium as gym

@@ -7,7 +7,7 @@ import importlib.util
 import os
 import pathlib
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import gymnasium as gym
 import numpy as np

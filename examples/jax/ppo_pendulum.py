@@ -7,7 +7,7 @@ Run: python examples/jax/ppo_pendulum.py [--timesteps 400000] [--seed 42]
 import argparse
 import os
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import flax.linen as nn
 import gymnasium as gym
