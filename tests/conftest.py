@@ -69,36 +69,3 @@ def tuple_action_vector_env():
     )
     yield env
     env.close()
-
-
-class _NonFiniteParallelEnv:
-    """The PettingZoo parallel API, duck-typed: agent ``first`` observes NaN at step ``nan_at_step`` (0: at reset),
-    agent ``second`` is rewarded ``inf`` at step ``inf_at_step``."""
-
-    possible_agents = agents = ["first", "second"]
-    observation_spaces = {"first": spaces.Box(-1, 1, (2,), np.float32), "second": spaces.Discrete(5)}
-    action_spaces = {"first": spaces.Discrete(3), "second": spaces.Discrete(3)}
-    state_space = spaces.Box(-1, 1, (3,), np.float32)
-
-    def __init__(self, nan_at_step=None, inf_at_step=None):
-        self.nan_at_step, self.inf_at_step, self.steps = nan_at_step, inf_at_step, 0
-
-    def _observations(self):
-        first = np.full(2, np.nan if self.steps == self.nan_at_step else 0.5, np.float32)
-        return {"first": first, "second": 1}
-
-    def reset(self):
-        self.steps = 0
-        return self._observations(), {"first": {}, "second": {}}
-
-    def step(self, actions):
-        self.steps += 1
-        rewards = {"first": 1.0, "second": np.inf if self.steps == self.inf_at_step else 1.0}
-        done = {"first": False, "second": False}
-        return self._observations(), rewards, done, dict(done), {}
-
-
-@pytest.fixture
-def non_finite_parallel_env():
-    """Build a duck-typed PettingZoo parallel env that produces NaN observations or inf rewards at a given step."""
-    return _NonFiniteParallelEnv
