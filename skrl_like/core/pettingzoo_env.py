@@ -53,18 +53,12 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
     @property
     def observation_spaces(self) -> Dict[str, gymnasium.Space]:
         """Observation space of each possible agent."""
-        spaces = getattr(self._unwrapped, "observation_spaces", None)
-        if spaces is None:
-            spaces = {uid: self._env.observation_space(uid) for uid in self.possible_agents}
-        return spaces
+        return self._per_agent_spaces("observation")
 
     @property
     def action_spaces(self) -> Dict[str, gymnasium.Space]:
         """Action space of each possible agent."""
-        spaces = getattr(self._unwrapped, "action_spaces", None)
-        if spaces is None:
-            spaces = {uid: self._env.action_space(uid) for uid in self.possible_agents}
-        return spaces
+        return self._per_agent_spaces("action")
 
     def reset(self) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         """Reset the environment: ``(observations, infos)`` keyed by agent."""
@@ -109,6 +103,14 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
         self._env.close()
 
     # -- conversions and checks --------------------------------------------------------------------------------
+
+    def _per_agent_spaces(self, kind: str) -> Dict[str, gymnasium.Space]:
+        # the env's `<kind>_spaces` dict if it has one, else its `<kind>_space(agent)` method, agent by agent
+        spaces = getattr(self._unwrapped, f"{kind}_spaces", None)
+        if spaces is None:
+            space = getattr(self._env, f"{kind}_space")
+            spaces = {uid: space(uid) for uid in self.possible_agents}
+        return spaces
 
     def _observations(self, observations: Mapping[str, Any], where: str) -> Dict[str, Any]:
         spaces = self.observation_spaces

@@ -54,3 +54,23 @@ def test_non_finite_values_raise_a_clear_error_naming_the_agent_and_step(backend
     unchecked.reset()
     observations, rewards, *_ = unchecked.step(actions)
     assert np.isnan(np.asarray(observations["first"])).all() and np.isinf(np.asarray(rewards["second"])).all()
+
+
+class SpaceMethodsParallelEnv:
+    """A parallel env that gives its spaces only through PettingZoo's per-agent methods (no space dicts)."""
+
+    possible_agents = agents = ["first"]
+
+    def observation_space(self, agent):
+        return spaces.Box(-1, 1, (2,), np.float32)
+
+    def action_space(self, agent):
+        return spaces.Discrete(3)
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_spaces_come_from_the_per_agent_methods_when_the_env_has_no_space_dicts(backend):
+    PettingZooWrapper = importlib.import_module(f"skrl_like.{backend}.envs.wrappers").PettingZooWrapper
+    env = PettingZooWrapper(SpaceMethodsParallelEnv())
+    assert env.observation_spaces == {"first": spaces.Box(-1, 1, (2,), np.float32)}
+    assert env.action_space("first") == spaces.Discrete(3)
