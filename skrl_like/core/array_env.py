@@ -31,10 +31,14 @@ from skrl_like.core.wrappers import WrapperCore
 
 
 def env_name(env: Any) -> str:
-    """The env's registered id (``CartPole-v1``), else its class name: how error messages name it."""
+    """How error messages name an env: its registered id (``CartPole-v1``), else the name in its metadata
+    (PettingZoo's ``pistonball_v6``), else its class name."""
     spec = getattr(env, "spec", None)
     if spec is not None and getattr(spec, "id", None):
         return spec.id
+    metadata = getattr(env, "metadata", None)
+    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
+        return metadata["name"]
     return type(env).__name__
 
 

@@ -125,7 +125,7 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
 
     def _raise_non_finite(self, what: str, agent: str, where: str) -> None:
         raise ValueError(
-            f"{type(self).__name__}: environment {env_name(self._unwrapped)} returned non-finite (NaN/inf) {what} "
+            f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} "
             f"for agent '{agent}' at {where}: fix the environment (e.g. clip its state or end the episode before it "
             "diverges), or pass check_finite=False to the wrapper to skip this check"
         )

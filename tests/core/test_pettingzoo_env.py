@@ -50,6 +50,11 @@ def test_non_finite_values_raise_a_clear_error_naming_the_agent_and_step(backend
     with pytest.raises(ValueError, match=r"NonFiniteParallelEnv returned non-finite \(NaN/inf\) rewards for agent "):
         env.step(actions)
 
+    named = NonFiniteParallelEnv(nan_at_step=0)
+    named.metadata = {"name": "pistonball_v6"}  # PettingZoo envs name themselves in their metadata
+    with pytest.raises(ValueError, match=r"environment pistonball_v6 returned non-finite"):
+        PettingZooWrapper(named).reset()
+
     unchecked = PettingZooWrapper(NonFiniteParallelEnv(nan_at_step=1, inf_at_step=1), check_finite=False)
     unchecked.reset()
     observations, rewards, *_ = unchecked.step(actions)
