@@ -30,9 +30,13 @@ class PettingZooWrapper(PettingZooWrapperCore, MultiAgentEnvWrapper):
     def _action_to_env(self, space: gymnasium.Space, action: Any) -> Any:
         return untensorize_space(space, unflatten_tensorized_space(space, action))
 
-    def _columns_to_backend(self, *columns: Dict[str, np.ndarray]) -> Tuple[Dict[str, torch.Tensor], ...]:
+    def _columns_to_backend(
+        self, rewards: Dict[str, np.ndarray], terminated: Dict[str, np.ndarray], truncated: Dict[str, np.ndarray]
+    ) -> Tuple[Dict[str, torch.Tensor], ...]:
+        # float32 rewards and bool flags already: only the move to the wrapper's device is left
         return tuple(
-            {uid: torch.from_numpy(value).to(self._device) for uid, value in column.items()} for column in columns
+            {uid: torch.from_numpy(value).to(self._device) for uid, value in column.items()}
+            for column in (rewards, terminated, truncated)
         )
 
 
