@@ -13,7 +13,7 @@ import numpy as np
 import tqdm
 
 from skrl_like import logger
-from skrl_like.core.agent import AgentCore
+from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.config import merge_config
 from skrl_like.core.spaces import compute_space_size
 

@@ -1,4 +1,4 @@
-"""The PettingZoo wrapper's shared behaviour (skrl_like.core.pettingzoo_env), through each backend's wrapper."""
+"""The PettingZoo wrapper's shared behaviour (skrl_like.core.envs.pettingzoo_env), through each backend's wrapper."""
 
 import importlib
 

@@ -9,7 +9,7 @@ import pytest
 from gymnasium import spaces
 
 from skrl_like import config
-from skrl_like.core.vector_autoreset import SameStepAutoreset, get_autoreset_mode
+from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, get_autoreset_mode
 from skrl_like.jax.envs.wrappers import GymnasiumWrapper, MultiAgentEnvWrapper, PettingZooWrapper, wrap_env
 from skrl_like.jax.envs.wrappers.gym_envs import GymWrapper
 

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from skrl_like import config
-from skrl_like.core.agent import AgentCore
+from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.tracking import EpisodeTracker
 
 

@@ -6,7 +6,7 @@ from typing import Any, BinaryIO
 import torch
 
 from skrl_like import config
-from skrl_like.core.agent import AgentCore
+from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.tracking import EpisodeTracker
 
 

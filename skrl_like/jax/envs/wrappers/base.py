@@ -4,7 +4,7 @@ Outputs are NumPy arrays with the ``"numpy"`` backend, JAX arrays on ``wrapper.d
 (``skrl_like.config.jax.backend`` when the wrapper is created): flat observations ``(num_envs, size)`` (float32 for
 ``Box``, int32 for discrete spaces), rewards float32 ``(num_envs, 1)``, terminated/truncated int8
 ``(num_envs, 1)``. The shared behaviour (attribute forwarding, spaces, the abstract API) is in
-``skrl_like.core.wrappers``.
+``skrl_like.core.envs.wrappers``.
 """
 
 from typing import Any
@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 
 from skrl_like import config
-from skrl_like.core.wrappers import MultiAgentEnvWrapperCore, WrapperCore
+from skrl_like.core.envs.wrappers import MultiAgentEnvWrapperCore, WrapperCore
 from skrl_like.jax.utils.spaces import flatten_tensorized_space, tensorize_space
 
 

@@ -1,6 +1,6 @@
 """``GymnasiumWrapper``: gymnasium single environments and vector environments (sync and async), NumPy/JAX arrays.
 
-The wrapper is written once for both backends in :mod:`skrl_like.core.array_env` (reset, step, the same-step
+The wrapper is written once for both backends in :mod:`skrl_like.core.envs.array_env` (reset, step, the same-step
 autoreset of vector envs, the NaN/inf checks and their errors, the action conversion); this module supplies only
 the conversions: with the ``"numpy"`` backend the env's NumPy values pass through as views where they already have
 the right dtype (a float32 ``Box`` observation costs no copy), with ``"jax"`` the four outputs of a step go to the
@@ -16,13 +16,13 @@ from typing import Any, Tuple
 import jax
 import numpy as np
 
-from skrl_like.core.array_env import GymnasiumWrapperCore
+from skrl_like.core.envs.array_env import GymnasiumWrapperCore
 from skrl_like.jax.envs.wrappers.base import Wrapper, flat_observations
 from skrl_like.jax.utils.spaces import unflatten_tensorized_space, untensorize_space
 
 
 class _ArrayConversions:
-    """The NumPy/JAX side of :class:`skrl_like.core.array_env.ArrayEnvWrapperCore` (its four hooks)."""
+    """The NumPy/JAX side of :class:`skrl_like.core.envs.array_env.ArrayEnvWrapperCore` (its four hooks)."""
 
     def _actions_to_numpy(self, actions: Any) -> np.ndarray:
         return np.asarray(actions)  # a JAX array is copied to the host; a NumPy one passes through

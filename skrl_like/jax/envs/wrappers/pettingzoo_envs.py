@@ -2,7 +2,7 @@
 
 Every output is a dict keyed by agent name: flat observations ``(num_envs, size)`` (float32 for ``Box``), rewards
 float32 ``(num_envs, 1)`` and terminated/truncated int8 ``(num_envs, 1)``. Reset, step and the NaN/inf checks are
-``skrl_like.core.pettingzoo_env``; this module supplies only the conversions to and from the backend's arrays.
+``skrl_like.core.envs.pettingzoo_env``; this module supplies only the conversions to and from the backend's arrays.
 """
 
 from typing import Any, Dict, Tuple
@@ -11,7 +11,7 @@ import gymnasium
 import jax
 import numpy as np
 
-from skrl_like.core.pettingzoo_env import PettingZooWrapperCore
+from skrl_like.core.envs.pettingzoo_env import PettingZooWrapperCore
 from skrl_like.jax.envs.wrappers.base import MultiAgentEnvWrapper, flat_observations
 from skrl_like.jax.utils.spaces import unflatten_tensorized_space, untensorize_space
 

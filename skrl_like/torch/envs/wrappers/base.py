@@ -2,7 +2,7 @@
 
 Outputs are torch tensors on ``wrapper.device``: flat observations ``(num_envs, size)`` (float32 for ``Box``,
 int32 for discrete spaces), rewards float32 ``(num_envs, 1)``, terminated/truncated bool ``(num_envs, 1)``.
-The shared behaviour (attribute forwarding, spaces, the abstract API) is in ``skrl_like.core.wrappers``.
+The shared behaviour (attribute forwarding, spaces, the abstract API) is in ``skrl_like.core.envs.wrappers``.
 """
 
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from skrl_like import config
-from skrl_like.core.wrappers import MultiAgentEnvWrapperCore, WrapperCore
+from skrl_like.core.envs.wrappers import MultiAgentEnvWrapperCore, WrapperCore
 
 
 class _TorchOutputs:

@@ -1,6 +1,6 @@
 """``GymnasiumWrapper``: gymnasium single environments and vector environments (sync and async), torch tensors.
 
-The wrapper is written once for both backends in :mod:`skrl_like.core.array_env` (reset, step, the same-step
+The wrapper is written once for both backends in :mod:`skrl_like.core.envs.array_env` (reset, step, the same-step
 autoreset of vector envs, the NaN/inf checks and their errors, the action conversion); this module supplies only
 the conversions between NumPy values and torch tensors.
 
@@ -20,7 +20,7 @@ from typing import Any, Tuple
 import numpy as np
 import torch
 
-from skrl_like.core.array_env import GymnasiumWrapperCore
+from skrl_like.core.envs.array_env import GymnasiumWrapperCore
 from skrl_like.torch.envs.wrappers.base import Wrapper
 from skrl_like.torch.utils.spaces import (
     flatten_tensorized_space,
@@ -31,7 +31,7 @@ from skrl_like.torch.utils.spaces import (
 
 
 class _TensorConversions:
-    """The torch side of :class:`skrl_like.core.array_env.ArrayEnvWrapperCore` (its four hooks)."""
+    """The torch side of :class:`skrl_like.core.envs.array_env.ArrayEnvWrapperCore` (its four hooks)."""
 
     def _actions_to_numpy(self, actions: torch.Tensor) -> np.ndarray:
         if actions.dtype == torch.bfloat16:  # NumPy has no bfloat16

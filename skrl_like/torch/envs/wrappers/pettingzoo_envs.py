@@ -2,7 +2,7 @@
 
 Every output is a dict keyed by agent name: flat observations ``(num_envs, size)``, rewards float32
 ``(num_envs, 1)`` and terminated/truncated bool ``(num_envs, 1)``. Reset, step and the NaN/inf checks are
-``skrl_like.core.pettingzoo_env``; this module supplies only the conversions to and from tensors.
+``skrl_like.core.envs.pettingzoo_env``; this module supplies only the conversions to and from tensors.
 """
 
 from typing import Any, Dict, Tuple
@@ -11,7 +11,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from skrl_like.core.pettingzoo_env import PettingZooWrapperCore
+from skrl_like.core.envs.pettingzoo_env import PettingZooWrapperCore
 from skrl_like.torch.envs.wrappers.base import MultiAgentEnvWrapper
 from skrl_like.torch.utils.spaces import (
     flatten_tensorized_space,

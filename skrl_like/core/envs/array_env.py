@@ -14,7 +14,7 @@ space utilities. A backend supplies only the tensor-specific conversions, as fou
 
 Episode boundaries of vector envs: gymnasium >= 1.0 vector envs autoreset on the *next* step by default, which
 would show the agent a bogus transition between two episodes. :class:`GymnasiumWrapperCore` gives every vector env
-same-step semantics through :class:`skrl_like.core.vector_autoreset.SameStepAutoreset`: for a sub-environment that
+same-step semantics through :class:`skrl_like.core.envs.vector_autoreset.SameStepAutoreset`: for a sub-environment that
 is done at this step, ``rewards``/``terminated``/``truncated`` belong to its terminal transition and
 ``next_states`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``).
 """
@@ -26,8 +26,8 @@ import numpy as np
 from gymnasium import spaces
 
 from skrl_like.core.spaces import convert_gym_space
-from skrl_like.core.vector_autoreset import SameStepAutoreset
-from skrl_like.core.wrappers import WrapperCore
+from skrl_like.core.envs.vector_autoreset import SameStepAutoreset
+from skrl_like.core.envs.wrappers import WrapperCore
 
 
 def env_name(env: Any) -> str:

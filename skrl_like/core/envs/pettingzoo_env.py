@@ -17,8 +17,8 @@ from typing import Any, Dict, Tuple
 import gymnasium
 import numpy as np
 
-from skrl_like.core.array_env import all_finite, env_name
-from skrl_like.core.wrappers import MultiAgentEnvWrapperCore
+from skrl_like.core.envs.array_env import all_finite, env_name
+from skrl_like.core.envs.wrappers import MultiAgentEnvWrapperCore
 
 
 class PettingZooWrapperCore(MultiAgentEnvWrapperCore):

@@ -1,0 +1,1 @@
+"""The neutral half of every agent: the base class, config checks and the update cadence."""
