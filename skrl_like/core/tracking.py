@@ -2,9 +2,11 @@
 
 Each step's rewards and done flags are copied into pre-allocated rows (one cheap device op each);
 the statistics are computed in NumPy only when they are written (every ``write_interval`` steps).
+A backend subclass (``skrl_like.{torch,jax}.agents.tracking.EpisodeTracker``) overrides the four
+tensor hooks; everything else is written here once.
 """
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 import numpy as np
 
@@ -12,25 +14,10 @@ import numpy as np
 class EpisodeTracker:
     """Rolling record of rewards and episode ends, reduced to the base agent's TensorBoard tags.
 
-    :param allocate: ``allocate(like, rows, boolean) -> buffer`` of shape ``(rows, *like.shape)``.
-    :param write_rewards: ``write_rewards(buffer, row, rewards)`` copies one step's rewards into a row.
-    :param write_dones: ``write_dones(buffer, row, terminated, truncated)`` stores ``terminated | truncated``.
-    :param to_numpy: ``to_numpy(buffer) -> np.ndarray``.
-    :param capacity: rows kept before the record is reduced (and the rows reused).
+    :param capacity: rows kept before the record is reduced (and the rows reused); bounds the memory used.
     """
 
-    def __init__(
-        self,
-        allocate: Callable[[Any, int, bool], Any],
-        write_rewards: Callable[[Any, int, Any], Any],
-        write_dones: Callable[[Any, int, Any, Any], Any],
-        to_numpy: Callable[[Any], np.ndarray],
-        capacity: int,
-    ) -> None:
-        self._allocate = allocate
-        self._write_rewards = write_rewards
-        self._write_dones = write_dones
-        self._to_numpy = to_numpy
+    def __init__(self, capacity: int) -> None:
         self.capacity = max(1, int(capacity))
         self._rewards = None
         self._dones = None
@@ -39,7 +26,27 @@ class EpisodeTracker:
         self._lengths = None
         self._pending: Dict[str, List[float]] = {}
 
+    # -- backend hooks -------------------------------------------------------------------------------------
+
+    def _allocate(self, like: Any, rows: int, boolean: bool) -> Any:
+        """A buffer of shape ``(rows, *like.shape)``, of booleans or float32, where ``like`` lives."""
+        raise NotImplementedError
+
+    def _write_rewards(self, buffer: Any, row: int, rewards: Any) -> Any:
+        """Copy one step's rewards into ``buffer[row]``; return the buffer (a functional backend may rebuild it)."""
+        raise NotImplementedError
+
+    def _write_dones(self, buffer: Any, row: int, terminated: Any, truncated: Any) -> Any:
+        """Store ``terminated | truncated`` in ``buffer[row]``; return the buffer."""
+        raise NotImplementedError
+
+    def _to_numpy(self, buffer: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- neutral logic ---------------------------------------------------------------------------------------
+
     def record(self, rewards: Any, terminated: Any, truncated: Any) -> None:
+        """Record one step of every environment (arrays of shape ``(num_envs, 1)``)."""
         if self._rewards is None:
             self._rewards = self._allocate(rewards, self.capacity, False)
             self._dones = self._allocate(rewards, self.capacity, True)

@@ -16,21 +16,7 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
-from skrl_like.core.tracking import EpisodeTracker
-
-
-def _allocate(like: Any, rows: int, boolean: bool) -> np.ndarray:
-    return np.zeros((rows, *np.shape(like)), dtype=bool if boolean else np.float32)
-
-
-def _write_rewards(buffer: np.ndarray, row: int, rewards: Any) -> np.ndarray:
-    buffer[row] = rewards
-    return buffer
-
-
-def _write_dones(buffer: np.ndarray, row: int, terminated: Any, truncated: Any) -> np.ndarray:
-    np.logical_or(terminated, truncated, out=buffer[row])
-    return buffer
+from skrl_like.jax.agents.tracking import EpisodeTracker
 
 
 class Agent(AgentCore):
@@ -87,7 +73,7 @@ class Agent(AgentCore):
             raise NotImplementedError(f"The '{name}' module ({type(module).__name__}) cannot load a state")
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
-        return EpisodeTracker(_allocate, _write_rewards, _write_dones, np.asarray, capacity)
+        return EpisodeTracker(capacity)
 
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0

@@ -7,21 +7,7 @@ import torch
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
-from skrl_like.core.tracking import EpisodeTracker
-
-
-def _allocate(like: torch.Tensor, rows: int, boolean: bool) -> torch.Tensor:
-    return torch.empty((rows, *like.shape), dtype=torch.bool if boolean else torch.float32, device=like.device)
-
-
-def _write_rewards(buffer: torch.Tensor, row: int, rewards: torch.Tensor) -> torch.Tensor:
-    buffer[row].copy_(rewards)
-    return buffer
-
-
-def _write_dones(buffer: torch.Tensor, row: int, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
-    torch.logical_or(terminated, truncated, out=buffer[row])
-    return buffer
+from skrl_like.torch.agents.tracking import EpisodeTracker
 
 
 class Agent(AgentCore):
@@ -57,7 +43,7 @@ class Agent(AgentCore):
             module.eval()
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
-        return EpisodeTracker(_allocate, _write_rewards, _write_dones, lambda b: b.cpu().numpy(), capacity)
+        return EpisodeTracker(capacity)
 
     def _is_distributed_worker(self) -> bool:
         return config.torch.is_distributed and config.torch.rank != 0
