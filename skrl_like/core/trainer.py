@@ -1,19 +1,21 @@
 """The trainer loops, written once for both backends.
 
-A backend's trainer supplies three tensor-specific pieces: the no-grad context, how per-agent actions
-are stacked, and which ``infos`` values are scalars worth logging.
+One hook style: a backend's ``Trainer`` subclasses :class:`TrainerCore` and overrides only its tensor hooks
+(the no-grad context, how per-agent actions are stacked, which ``infos`` values are scalars worth logging,
+conversion to NumPy, the distributed rank). The whole-run loop and the one-step loop live here too, so a
+backend's ``SequentialTrainer``/``StepTrainer`` is a plain subclass of its ``Trainer`` that only picks one.
 """
 
 import atexit
 import contextlib
+import numbers
 import sys
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tqdm
 
 from skrl_like import logger
-from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.config import merge_config
 from skrl_like.core.spaces import compute_space_size
 
@@ -43,21 +45,50 @@ def generate_equally_spaced_scopes(num_envs: int, num_simultaneous_agents: int) 
     return scopes
 
 
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not _is_bool(value)
+
+
+# key -> (is the value valid, what it must be, an example of a valid value)
+_CFG_CHECKS = {
+    "timesteps": (lambda v: _is_int(v) and v >= 1, "an int >= 1 (the number of loop iterations)", "1000"),
+    "headless": (_is_bool, "a bool (False renders the environment every step)", "True"),
+    "disable_progressbar": (
+        lambda v: v is None or _is_bool(v),
+        "a bool, or None to disable the bar when the output is not a terminal",
+        "True",
+    ),
+    "close_environment_at_exit": (_is_bool, "a bool", "False"),
+    "environment_info": (lambda v: isinstance(v, str), "a str: the infos key whose scalars are logged", "'episode'"),
+    "stochastic_evaluation": (_is_bool, "a bool (True evaluates with sampled actions)", "True"),
+}
+
+
 class TrainerCore:
     """Base class of every trainer (see a backend's ``Trainer`` for the public signature).
 
     :param env: a wrapped environment (``wrap_env(...)``).
-    :param agents: one agent, or a list/tuple of agents that share the environment.
-    :param agents_scope: number of environments for each agent (must sum to ``env.num_envs``);
-        empty or ``None`` splits them equally.
-    :param cfg: trainer configuration (keys of ``*_TRAINER_DEFAULT_CONFIG``).
+    :param agents: one agent, or a list/tuple of distinct agents that share the environment (each with its own
+        memory).
+    :param agents_scope: number of environments for each agent, a list of ints >= 1 that sums to
+        ``env.num_envs``; empty or ``None`` splits them equally.
+    :param cfg: trainer configuration (keys of ``*_TRAINER_DEFAULT_CONFIG``), checked at construction.
     """
 
+    #: the defaults a subclass's cfg is merged into (a trainer module's ``*_TRAINER_DEFAULT_CONFIG``)
+    default_config: Mapping[str, Any] = _BASE_FALLBACKS
+
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        self.cfg = merge_config(_BASE_FALLBACKS, cfg, f"{type(self).__name__} cfg")
+        where = f"{type(self).__name__} cfg"
+        self.cfg = merge_config(self.default_config, cfg, where)
+        self._check_cfg(where, given=cfg or {})
         self.env = env
         self.agents = agents
-        self.agents_scope = list(agents_scope) if agents_scope is not None else []
+        self.agents_scope = self._check_agents_scope(agents_scope)
         self.timesteps = self.cfg["timesteps"]
         self.headless = self.cfg["headless"]
         self.disable_progressbar = self.cfg["disable_progressbar"]
@@ -99,6 +130,65 @@ class TrainerCore:
 
     # -- set-up and validation -----------------------------------------------------------------------------
 
+    def _check_cfg(self, where: str, given: Mapping[str, Any]) -> None:
+        """Type- and range-check every key, so a bad value fails here and not deep inside a run."""
+        for key, (valid, expected, example) in _CFG_CHECKS.items():
+            value = self.cfg[key]
+            if key == "timesteps" and key not in given and value == 0 and self.default_config is _BASE_FALLBACKS:
+                continue  # the base class's fallback for a custom subclass that passes no timesteps (as in skrl)
+            if not valid(value):
+                raise ValueError(
+                    f"{where}['{key}'] must be {expected}, got {value!r} ({type(value).__name__}): "
+                    f"pass e.g. cfg={{'{key}': {example}}}"
+                )
+        self.cfg["timesteps"] = int(self.cfg["timesteps"])  # a NumPy int becomes a plain int
+
+    @staticmethod
+    def _check_agents_scope(agents_scope: Any) -> List[int]:
+        """``agents_scope`` as a list of counts; anything else (ranges, floats, <= 0) fails with the fix."""
+        if agents_scope is None:
+            return []
+        fix = "pass one number of environments per agent, e.g. agents_scope=[3, 5] for 8 environments"
+        if not isinstance(agents_scope, (list, tuple)):
+            raise TypeError(f"agents_scope must be a list of ints, got {type(agents_scope).__name__}: {fix}")
+        for index, count in enumerate(agents_scope):
+            if isinstance(count, (list, tuple, range)):
+                raise TypeError(
+                    f"agents_scope[{index}] is {count!r}, a range: agents_scope holds counts, not (start, end) "
+                    f"ranges; {fix} (the trainer computes the ranges)"
+                )
+            if not _is_int(count):
+                raise TypeError(f"agents_scope[{index}] is {count!r} ({type(count).__name__}), not an int: {fix}")
+            if count < 1:
+                raise ValueError(f"agents_scope[{index}] is {count}: each agent needs at least one environment; {fix}")
+        return [int(count) for count in agents_scope]
+
+    @staticmethod
+    def _check_distinct_agents(agents: List[Any]) -> None:
+        """Two entries that are one agent, or that share a memory, would interleave their rollouts."""
+        first_index = {}
+        for index, agent in enumerate(agents):
+            if id(agent) in first_index:
+                raise ValueError(
+                    f"agents[{index}] is the same object as agents[{first_index[id(agent)]}] "
+                    f"({type(agent).__name__}): it would act and learn twice per timestep, mixing the two scopes' "
+                    "rollouts in one memory; create one agent (with its own models and memory) per scope"
+                )
+            first_index[id(agent)] = index
+        owner = {}
+        for index, agent in enumerate(agents):
+            memories = [getattr(agent, "memory", None), *(getattr(agent, "secondary_memories", None) or [])]
+            for memory in memories:
+                if memory is None:
+                    continue
+                other = owner.setdefault(id(memory), index)
+                if other != index:
+                    raise ValueError(
+                        f"agents[{other}] and agents[{index}] share one memory object ({type(memory).__name__}): "
+                        "their transitions would interleave in it; give each agent its own memory, e.g. "
+                        "RandomMemory(memory_size=rollouts, num_envs=<that agent's scope>)"
+                    )
+
     def _setup_agents(self) -> None:
         """Normalise ``agents`` to a list and ``agents_scope`` to ``(start, end)`` ranges (``self._scopes``)."""
         num_envs = self.env.num_envs
@@ -129,8 +219,6 @@ class TrainerCore:
                     )
                 else:
                     counts = list(self.agents_scope)
-                if any(count <= 0 for count in counts):
-                    raise ValueError(f"agents_scope {counts} has an empty scope: each agent needs >= 1 environment")
                 starts = [sum(counts[:i]) for i in range(len(counts))]
                 self.agents_scope = [(start, start + count) for start, count in zip(starts, counts)]
         else:
@@ -141,6 +229,7 @@ class TrainerCore:
             for hook in ("act", "record_transition", "pre_interaction", "post_interaction", "init"):
                 if not callable(getattr(agent, hook, None)):
                     raise TypeError(f"{agent!r} is not an agent: it has no '{hook}' method")
+        self._check_distinct_agents(agent_list)
         self._agent_list = agent_list
         starts = [sum(counts[:i]) for i in range(len(counts))]
         self._scopes: List[Tuple[int, int]] = [(s, s + c) for s, c in zip(starts, counts)]
@@ -247,11 +336,9 @@ class TrainerCore:
                         timesteps=timesteps,
                     )
             self._log_environment_info(infos)
+        # in eval too: an agent in "eval" running mode does not learn but still writes checkpoints and TensorBoard
         for agent in agents:
-            if evaluate:  # only the base hook: TensorBoard and checkpoints, never a learning update
-                AgentCore.post_interaction(agent, timestep=timestep, timesteps=timesteps)
-            else:
-                agent.post_interaction(timestep=timestep, timesteps=timesteps)
+            agent.post_interaction(timestep=timestep, timesteps=timesteps)
         return next_states, rewards, terminated, truncated, infos
 
     def _next_states(self, next_states: Any, terminated: Any, truncated: Any) -> Tuple[Any, Any]:
@@ -278,13 +365,39 @@ class TrainerCore:
             range(self.initial_timestep, self.timesteps), disable=self.disable_progressbar, file=sys.stdout
         )
 
+    # -- the two loops a concrete trainer picks from --------------------------------------------------------
+
     def _loop(self, evaluate: bool) -> None:
+        """The whole run: ``timesteps - initial_timestep`` interaction steps (``SequentialTrainer``)."""
         self._check_single_agent_env()
         self._set_running_mode("eval" if evaluate else "train")
         states, _ = self.env.reset()
         for timestep in self._progress():
             next_states, _, terminated, truncated, _ = self._step(states, timestep, self.timesteps, evaluate)
             states, _ = self._next_states(next_states, terminated, truncated)
+
+    def _prepare_stepping(self) -> None:
+        """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states."""
+        self._check_single_agent_env()
+        self._timestep = 0
+        self._progress_bar: Optional[tqdm.tqdm] = None
+        self.states = None
+
+    def _one_step(self, evaluate: bool, timestep: Optional[int], timesteps: Optional[int]) -> Tuple[Any, ...]:
+        """Exactly one interaction step; returns ``(next_states, rewards, terminated, truncated, infos)``."""
+        if timestep is None:
+            self._timestep += 1
+            timestep = self._timestep
+        timesteps = self.timesteps if timesteps is None else timesteps
+        if self._progress_bar is None:
+            self._progress_bar = tqdm.tqdm(total=timesteps, disable=self.disable_progressbar, file=sys.stdout)
+        self._progress_bar.update(1)
+        self._set_running_mode("eval" if evaluate else "train")
+        if self.states is None:
+            self.states, _ = self.env.reset()
+        outputs = self._step(self.states, timestep, timesteps, evaluate)
+        self.states, _ = self._next_states(outputs[0], outputs[2], outputs[3])
+        return outputs
 
     def evaluate_episodes(self, num_episodes: int = 20, max_timesteps: int = 1_000_000) -> List[float]:
         """Play ``num_episodes`` whole episodes with exploration off and return their undiscounted returns.
@@ -349,69 +462,3 @@ class TrainerCore:
 
     def multi_agent_eval(self) -> None:
         self._check_single_agent_env()
-
-
-class SequentialTrainerCore(TrainerCore):
-    """Agents run one after another inside each timestep; ``train()``/``eval()`` run the whole loop.
-
-    Combined with a backend's ``Trainer``: ``class SequentialTrainer(SequentialTrainerCore, Trainer)``.
-    """
-
-    default_config = TRAINER_DEFAULT_CONFIG  # the backend module's *_TRAINER_DEFAULT_CONFIG
-
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(
-            env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg")
-        )
-        self._init_agents()
-
-    def train(self) -> None:
-        """Train the agent(s) for ``cfg["timesteps"]`` steps (from ``initial_timestep``)."""
-        self._loop(evaluate=False)
-
-    def eval(self) -> None:
-        """Evaluate the agent(s): deterministic actions unless ``stochastic_evaluation``, no learning."""
-        self._loop(evaluate=True)
-
-
-class StepTrainerCore(TrainerCore):
-    """Each ``train()``/``eval()`` call runs exactly one interaction step and returns its outputs."""
-
-    default_config = TRAINER_DEFAULT_CONFIG
-
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(
-            env, agents, agents_scope, merge_config(self.default_config, cfg, f"{type(self).__name__} cfg")
-        )
-        self._check_single_agent_env()
-        self._init_agents()
-        self._timestep = 0
-        self._progress_bar: Optional[tqdm.tqdm] = None
-        self.states = None
-
-    def _one_step(self, evaluate: bool, timestep: Optional[int], timesteps: Optional[int]) -> Tuple[Any, ...]:
-        if timestep is None:
-            self._timestep += 1
-            timestep = self._timestep
-        timesteps = self.timesteps if timesteps is None else timesteps
-        if self._progress_bar is None:
-            self._progress_bar = tqdm.tqdm(total=timesteps, disable=self.disable_progressbar, file=sys.stdout)
-        self._progress_bar.update(1)
-        self._set_running_mode("eval" if evaluate else "train")
-        if self.states is None:
-            self.states, _ = self.env.reset()
-        outputs = self._step(self.states, timestep, timesteps, evaluate)
-        self.states, _ = self._next_states(outputs[0], outputs[2], outputs[3])
-        return outputs
-
-    def train(self, timestep: Optional[int] = None, timesteps: Optional[int] = None) -> Tuple[Any, ...]:
-        """Run one training step; return ``(next_states, rewards, terminated, truncated, infos)``.
-
-        :param timestep: the step's index (``None``: an internal counter, starting at 1).
-        :param timesteps: the run's length, for schedules (``None``: ``cfg["timesteps"]``).
-        """
-        return self._one_step(False, timestep, timesteps)
-
-    def eval(self, timestep: Optional[int] = None, timesteps: Optional[int] = None) -> Tuple[Any, ...]:
-        """Run one evaluation step (no learning); return the step's outputs as :meth:`train` does."""
-        return self._one_step(True, timestep, timesteps)

@@ -105,11 +105,12 @@ def test_single_agent_call_order_and_no_reset_of_vector_envs():
     assert [s[0, 0].item() for s in agent.seen_states] == [0.0, 1.0, 2.0]  # next_states become states
 
 
-def test_evaluation_uses_mean_actions_and_skips_the_learning_hook():
+def test_evaluation_uses_mean_actions_and_leaves_learning_to_the_agents_running_mode():
     env, agent = CountingEnv(), RecordingAgent()
     SequentialTrainer(env=env, agents=agent, cfg=CFG).eval()
     assert all(torch.equal(a, -torch.ones(4, 1)) for a in env.received_actions)
-    assert not any(entry[1] == "post_interaction" for entry in agent.log)
+    # the agent's own hook is called (it skips learning itself when not training)
+    assert [entry[2] for entry in agent.log if entry[1] == "post_interaction"] == [0, 1, 2]
     assert not agent.training
 
 
@@ -144,7 +145,8 @@ def test_two_agents_share_one_vector_env_through_their_scopes():
     [
         ([2, 2], "sums to 4, but the environment has 5"),
         ([5], "has 1 entries but there are 2 agents"),
-        ([5, 0], "empty scope"),
+        ([5, 0], r"agents_scope\[1\] is 0: each agent needs at least one environment"),
+        ([6, -1], r"agents_scope\[1\] is -1"),
     ],
 )
 def test_bad_agents_scope_is_rejected_with_the_fix(scope, message):

@@ -1,4 +1,4 @@
-"""The JAX ``Trainer`` base: the neutral loops plus JAX/NumPy stacking (JAX has no autograd state)."""
+"""The JAX ``Trainer`` base: overrides only the tensor hooks of the neutral ``TrainerCore`` (JAX has no autograd)."""
 
 from typing import Any, List
 

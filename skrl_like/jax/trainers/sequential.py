@@ -1,20 +1,33 @@
 """``SequentialTrainer``: agents run one after another within each timestep."""
 
 import copy
+from typing import Any, Optional, Sequence
 
-from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG, SequentialTrainerCore
+from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.jax.trainers.base import Trainer
 
 SEQUENTIAL_TRAINER_DEFAULT_CONFIG = copy.deepcopy(TRAINER_DEFAULT_CONFIG)
 
 
-class SequentialTrainer(SequentialTrainerCore, Trainer):
+class SequentialTrainer(Trainer):
     """Train or evaluate one or several agents on a wrapped environment, one timestep at a time.
 
     :param env: the wrapped environment (``wrap_env(...)``).
-    :param agents: an agent, or a list of agents sharing the environment.
-    :param agents_scope: environments per agent (must sum to ``env.num_envs``); ``None`` splits equally.
-    :param cfg: keys of ``SEQUENTIAL_TRAINER_DEFAULT_CONFIG`` (unknown keys raise ``ValueError``).
+    :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
+    :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
+    :param cfg: keys of ``SEQUENTIAL_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
     """
 
     default_config = SEQUENTIAL_TRAINER_DEFAULT_CONFIG
+
+    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
+        super().__init__(env, agents, agents_scope, cfg)
+        self._init_agents()
+
+    def train(self) -> None:
+        """Train the agent(s) for ``cfg["timesteps"]`` steps (from ``initial_timestep``)."""
+        self._loop(evaluate=False)
+
+    def eval(self) -> None:
+        """Evaluate the agent(s) in "eval" running mode (no learning): mean actions unless ``stochastic_evaluation``."""
+        self._loop(evaluate=True)

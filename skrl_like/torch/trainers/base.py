@@ -1,4 +1,4 @@
-"""The torch ``Trainer`` base: the neutral loops plus torch's no-grad context and stacking."""
+"""The torch ``Trainer`` base: overrides only the tensor hooks of the neutral ``TrainerCore`` (no-grad, stacking)."""
 
 from typing import Any, List
 
