@@ -69,3 +69,25 @@ def tuple_action_vector_env():
     )
     yield env
     env.close()
+
+
+class _OldApiGymnasiumEnv:
+    """A ``gymnasium.Env`` subclass written against the OpenAI Gym API (so ``wrap_env`` detects it as gymnasium):
+    ``reset`` returns a 2-element observation alone, ``step`` returns 4 values. Made a subclass in the fixture."""
+
+    observation_space = spaces.Box(-1, 1, (2,), np.float32)
+    action_space = spaces.Discrete(3)
+
+    def reset(self):
+        return np.array([0.25, 0.5], np.float32)
+
+    def step(self, action):
+        return np.full(2, action, np.float32), 1.0, False, {}
+
+
+@pytest.fixture
+def old_api_gymnasium_env():
+    """An instance of a ``gymnasium.Env`` subclass that follows the OpenAI Gym API (see ``_OldApiGymnasiumEnv``)."""
+    import gymnasium
+
+    return type("OldApiGymnasiumEnv", (_OldApiGymnasiumEnv, gymnasium.Env), {})()

@@ -10,6 +10,9 @@ import numpy as np
 
 from skrl_like import config, logger
 
+# the seed of the last set_seed call; the environment wrappers seed their env with it at their first reset
+_seed: Optional[int] = None
+
 
 def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
     """Seed Python's, NumPy's and the backends' random generators and return the seed used.
@@ -19,8 +22,9 @@ def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
 
     torch is seeded now if it is already imported, else when ``skrl_like.torch`` is first imported,
     so a JAX program never loads torch.
-    The environment is not seeded (as in skrl): seed it with ``env.reset(seed=...)`` if needed.
+    The environment is seeded later, by the wrapper's first ``reset`` (see :func:`get_seed`).
     """
+    global _seed
     if seed is None:
         try:
             seed = int.from_bytes(os.urandom(4), sys.byteorder)
@@ -40,7 +44,17 @@ def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
     if sys.modules.get("torch") is not None:  # already imported (None means import blocked)
         seed_torch()
     config.jax.key = seed
+    _seed = seed
     return seed
+
+
+def get_seed() -> Optional[int]:
+    """The seed used by the last :func:`set_seed` call (``None`` before any call).
+
+    The environment wrappers read it at their first ``reset`` to seed the env (sub-environment ``i`` of a vector
+    env gets ``seed + i``), so that ``set_seed(seed)`` alone makes a run reproducible.
+    """
+    return _seed
 
 
 def seed_torch() -> None:
@@ -61,4 +75,4 @@ def seed_torch() -> None:
         logger.warning("cuDNN deterministic mode is on: it can be slower (also set CUBLAS_WORKSPACE_CONFIG)")
 
 
-__all__ = ["set_seed"]
+__all__ = ["get_seed", "set_seed"]

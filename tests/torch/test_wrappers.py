@@ -287,3 +287,127 @@ def test_pettingzoo_integer_box_observations_are_float32():
     observations, _ = env.reset()
     assert observations["first"].dtype == torch.float32 and observations["first"].tolist() == [[7.0, 7.0]]
     assert observations["second"].dtype == torch.int32
+
+
+# -- issue 10 --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def global_seed(monkeypatch):
+    """set_seed for one test: the seed the wrappers read is put back afterwards."""
+    import skrl_like.utils
+
+    monkeypatch.setattr(skrl_like.utils, "_seed", None, raising=False)
+    return skrl_like.utils.set_seed
+
+
+def test_old_gym_api_env_wrapped_as_gymnasium_is_told_to_use_the_gym_wrapper(
+    old_api_gymnasium_env, old_gym_env, global_seed
+):
+    # auto-detected as gymnasium; its 2-element observation used to be unpacked silently as (observation, info)
+    env = wrap_env(old_api_gymnasium_env, verbose=False)
+    assert isinstance(env, GymnasiumWrapper)
+    with pytest.raises(
+        ValueError,
+        match=r"OldApiGymnasiumEnv follows the OpenAI Gym API.*reset\(\) returned a "
+        r"ndarray of shape \(2,\).*wrapper='gym'",
+    ):
+        env.reset()
+    # with a seed to pass, gymnasium's reset(seed=...) is refused by the old signature: same advice
+    global_seed(3)
+    with pytest.raises(ValueError, match=r"reset\(\) does not take gymnasium's seed argument.*wrapper='gym'"):
+        wrap_env(old_gym_env, wrapper="gymnasium", verbose=False).reset()
+
+
+def test_old_gym_api_step_is_told_to_use_the_gym_wrapper(old_api_gymnasium_env):
+    env_class = type(old_api_gymnasium_env)
+    env_class.reset = lambda self, *, seed=None, options=None: (np.zeros(2, np.float32), {})
+    env = GymnasiumWrapper(env_class())
+    env.reset()
+    with pytest.raises(ValueError, match=r"step\(\) returned a tuple of 4 values instead of.*wrapper='gym'"):
+        env.step(torch.tensor([[1]]))
+
+
+class _RenderCounter(gymnasium.Env):
+    observation_space = spaces.Box(-1, 1, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+        self.renders = 0
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+    def render(self):
+        self.renders += 1
+        return np.zeros((2, 2, 3), np.uint8)
+
+
+def test_render_without_a_render_mode_warns_once_and_skips_the_env(monkeypatch):
+    from skrl_like import logger
+
+    warnings = []
+    monkeypatch.setattr(logger, "warning", warnings.append)
+    single = GymnasiumWrapper(_RenderCounter())
+    vector = GymnasiumWrapper(SyncVectorEnv([_RenderCounter, _RenderCounter]))
+    for _ in range(3):
+        assert single.render() is None and vector.render() is None
+    assert single.unwrapped.renders == 0 and [env.renders for env in vector.unwrapped.envs] == [0, 0]
+    assert len(warnings) == 2 and "render_mode is None" in warnings[0] and "headless" in warnings[0]
+
+    drawing = GymnasiumWrapper(_RenderCounter(render_mode="rgb_array"))
+    assert drawing.render().shape == (2, 2, 3) and drawing.unwrapped.renders == 1 and len(warnings) == 2
+
+
+def _first_observation(seed):
+    # independent reference: gymnasium's own seeded reset
+    return gymnasium.make("CartPole-v1").reset(seed=seed)[0]
+
+
+@pytest.mark.parametrize("vectorization_mode", ["single", "sync", "async"])
+def test_first_reset_seeds_the_env_from_set_seed(global_seed, vectorization_mode):
+    global_seed(42)
+    if vectorization_mode == "single":
+        env = wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
+    else:
+        env = wrap_env(
+            gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode=vectorization_mode), verbose=False
+        )
+    states, _ = env.reset()
+    expected = [_first_observation(42 + index) for index in range(env.num_envs)]
+    np.testing.assert_array_equal(states.numpy(), np.stack(expected))
+    env.close()
+
+
+def _rollout(seed, steps=40):
+    if seed is not None:
+        from skrl_like.utils import set_seed
+
+        set_seed(seed)
+    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
+    actions = np.random.default_rng(0)  # the same action sequence in every run: only the env's seed varies
+    states = [env.reset()[0]]
+    for _ in range(steps):
+        states.append(env.step(torch.from_numpy(actions.integers(0, 2, (2, 1))))[0])
+    env.close()
+    return torch.stack(states).numpy()
+
+
+def test_set_seed_makes_runs_reproducible(global_seed):
+    first, second, other = _rollout(7), _rollout(7), _rollout(8)
+    np.testing.assert_array_equal(first, second)
+    assert not np.allclose(first[0], other[0])
+
+
+def test_an_env_seeded_before_wrapping_keeps_its_seed(global_seed):
+    global_seed(42)
+    env = gymnasium.make("CartPole-v1")
+    env.reset(seed=5)
+    reference = gymnasium.make("CartPole-v1")
+    reference.reset(seed=5)
+    states, _ = wrap_env(env, verbose=False).reset()
+    np.testing.assert_array_equal(states.numpy()[0], reference.reset()[0])  # the seed-5 stream goes on

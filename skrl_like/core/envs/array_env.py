@@ -17,6 +17,12 @@ would show the agent a bogus transition between two episodes. :class:`GymnasiumW
 same-step semantics through :class:`skrl_like.core.envs.vector_autoreset.SameStepAutoreset`: for a sub-environment that
 is done at this step, ``rewards``/``terminated``/``truncated`` belong to its terminal transition and
 ``next_states`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``).
+
+Seeding: the wrapper's first ``reset`` seeds the env with the seed of the last :func:`skrl_like.utils.set_seed`
+call (sub-environment ``i`` of a vector env gets ``seed + i``, as gymnasium does with an int seed), so that
+``set_seed(seed)`` alone makes a run reproducible. An env that already has a random generator when it is wrapped
+(it was reset or seeded by the user) keeps it; for an ``AsyncVectorEnv`` this is asked of the workers' outermost env,
+which a ``gymnasium.make`` wrapper stack hides (such envs are always seeded). No ``set_seed`` call: nothing is seeded.
 """
 
 from typing import Any, Optional, Tuple
@@ -25,9 +31,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from skrl_like.core.spaces import convert_gym_space
 from skrl_like.core.envs.vector_autoreset import SameStepAutoreset
-from skrl_like.core.envs.wrappers import WrapperCore
+from skrl_like.core.envs.wrappers import WrapperCore, _unwrap
+from skrl_like.core.spaces import convert_gym_space
+from skrl_like.utils import get_seed
 
 
 def env_name(env: Any) -> str:
@@ -78,6 +85,26 @@ def _vector_layout(space: gymnasium.Space, actions: Any) -> Any:
     return actions
 
 
+def _has_random_generator(env: Any) -> bool:
+    """Whether a gymnasium (or gym >= 0.22) env already made its random generator (seeded, or reset before)."""
+    base = _unwrap(env)
+    return getattr(base, "_np_random_seed", None) is not None or getattr(base, "_np_random", None) is not None
+
+
+def _waiting_on_workers(env: Any) -> bool:
+    """Whether an async vector env (gymnasium's or gym's) is between ``step_async`` and ``step_wait`` (or another
+    pending call): an interrupt (Ctrl-C) that lands in ``step_wait`` leaves it so, with some replies read."""
+    state = getattr(_unwrap(env), "_state", None)
+    return state is not None and getattr(state, "name", "DEFAULT") != "DEFAULT"
+
+
+def _describe(outputs: Any) -> str:
+    if isinstance(outputs, tuple):
+        return f"a tuple of {len(outputs)} values"
+    shape = getattr(outputs, "shape", None)
+    return f"a {type(outputs).__name__}" + (f" of shape {tuple(shape)}" if shape is not None else "")
+
+
 def _version_tuple(text: str) -> Tuple[int, ...]:
     parts = []
     for part in text.split(".")[:3]:
@@ -106,6 +133,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         self._observation: Any = None
         self._info: Any = {}
         self._reset_once = True
+        self._seed_pending = True
 
         self._observation_is_box = isinstance(observation_space, spaces.Box)
         self._observation_is_float = self._observation_is_box and np.dtype(observation_space.dtype).kind == "f"
@@ -140,8 +168,8 @@ class ArrayEnvWrapperCore(WrapperCore):
 
     # -- the env's own API (overridden to translate older APIs) ---------------------------------------------
 
-    def _env_reset(self) -> Tuple[Any, Any]:
-        return self._env.reset()
+    def _env_reset(self, seed: Optional[int]) -> Tuple[Any, Any]:
+        return self._env.reset() if seed is None else self._env.reset(seed=seed)
 
     def _env_step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
         return self._env.step(actions)
@@ -166,11 +194,15 @@ class ArrayEnvWrapperCore(WrapperCore):
     def reset(self) -> Tuple[Any, Any]:
         """Reset the env; a vector env is reset only on the first call (it resets its sub-environments itself).
 
+        The first call seeds the env with the seed of the last :func:`skrl_like.utils.set_seed` call (``seed + i``
+        for sub-environment ``i``), unless the env was seeded or reset before it was wrapped.
+
         :return: ``(observations (num_envs, size), info)``.
         """
         if self._vectorized and not self._reset_once:
             return self._observation, self._info
-        observation, info = self._env_reset()
+        seed, self._seed_pending = (self._initial_seed() if self._seed_pending else None), False
+        observation, info = self._env_reset(seed)
         if self.check_finite:
             self._check_observations(observation, "reset")
         observations = self._observations_to_backend(observation)
@@ -201,14 +233,47 @@ class ArrayEnvWrapperCore(WrapperCore):
         return next_states, rewards, terminated, truncated, info
 
     def render(self, *args: Any, **kwargs: Any) -> Any:
-        """Render (every sub-environment of a vector env, through ``env.call``)."""
+        """Render (every sub-environment of a vector env, through ``env.call``).
+
+        An env made without a render mode (``render_mode`` ``None``) renders nothing: the call is skipped, after
+        one warning, so that a trainer without ``headless`` does not pay for it at every step.
+        """
+        if self._skip_render():
+            return None
         if self._vectorized:
             return self._env.call("render", *args, **kwargs)
         return self._env.render(*args, **kwargs)
 
     def close(self) -> None:
-        """Close the environment."""
-        self._env.close()
+        """Close the environment.
+
+        An async vector env interrupted while it waited on its workers (Ctrl-C during ``step``) cannot be closed
+        politely (its pending replies are half read): its worker processes are terminated instead.
+        """
+        if _waiting_on_workers(self._env):
+            self._env.close(terminate=True)
+        else:
+            self._env.close()
+
+    # -- seeding --------------------------------------------------------------------------------------------------
+
+    def _initial_seed(self) -> Optional[int]:
+        seed = get_seed()
+        if seed is None or self._seeded_before_wrapping():
+            return None
+        return seed
+
+    def _seeded_before_wrapping(self) -> bool:
+        if not self._vectorized:
+            return _has_random_generator(self._env)
+        sub_environments = getattr(self._unwrapped, "envs", None)  # sync vector envs hold their sub-environments
+        if sub_environments is not None:
+            return any(_has_random_generator(env) for env in sub_environments)
+        try:  # async: ask the workers (their outermost env only: gymnasium.make's wrappers hide the base env's)
+            seeds = self._env.get_attr("_np_random_seed")
+        except Exception:  # not a gymnasium/gym vector env, or its workers do not answer: treat as unseeded
+            return False
+        return any(seed is not None for seed in seeds)
 
     # -- conversions and checks --------------------------------------------------------------------------------
 
@@ -286,6 +351,39 @@ class GymnasiumWrapperCore(ArrayEnvWrapperCore):
         if vectorized:
             autoreset = SameStepAutoreset(env)
             self._autoreset = autoreset if autoreset.active else None
+        self._step_api_checked = False
+
+    # the OpenAI Gym API (reset -> observation, step -> 4 values) is told apart at the first reset and step: an
+    # observation of two items would otherwise be unpacked silently as (observation, info)
+
+    def _env_reset(self, seed: Optional[int]) -> Tuple[Any, Any]:
+        try:
+            outputs = self._env.reset() if seed is None else self._env.reset(seed=seed)
+        except TypeError as error:
+            if seed is None or "seed" not in str(error):
+                raise
+            raise self._gym_api_error("reset() does not take gymnasium's seed argument") from error
+        if not (isinstance(outputs, tuple) and len(outputs) == 2 and isinstance(outputs[1], dict)):
+            raise self._gym_api_error(f"reset() returned {_describe(outputs)} instead of (observation, info dict)")
+        return outputs
+
+    def _env_step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        outputs = self._env.step(actions)
+        if not self._step_api_checked:
+            if not (isinstance(outputs, tuple) and len(outputs) == 5):
+                raise self._gym_api_error(
+                    f"step() returned {_describe(outputs)} instead of (observation, reward, terminated, truncated, "
+                    "info)"
+                )
+            self._step_api_checked = True
+        return outputs
+
+    def _gym_api_error(self, what: str) -> ValueError:
+        return ValueError(
+            f"{type(self).__name__}: environment {env_name(self._env)} follows the OpenAI Gym API, not gymnasium's: "
+            f"its {what}. Wrap it with wrap_env(env, wrapper='gym') (GymWrapper, which needs the gym package), or "
+            "port it to the gymnasium API"
+        )
 
 
 class GymWrapperCore(ArrayEnvWrapperCore):
@@ -315,10 +413,12 @@ class GymWrapperCore(ArrayEnvWrapperCore):
             action_space = convert_gym_space(env.action_space)
         self._setup(observation_space, action_space, vectorized, check_finite)
 
-    def _env_reset(self) -> Tuple[Any, Any]:
+    def _env_reset(self, seed: Optional[int]) -> Tuple[Any, Any]:
         if self._deprecated_api:
+            if seed is not None and hasattr(self._env, "seed"):  # gym < 0.25 seeds through env.seed
+                self._env.seed(seed)
             return self._env.reset(), {}
-        return self._env.reset()
+        return self._env.reset() if seed is None else self._env.reset(seed=seed)
 
     def _env_step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
         if not self._deprecated_api:

@@ -95,7 +95,9 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
         return self._observation_to_backend(space, self._env.state())
 
     def render(self, *args: Any, **kwargs: Any) -> Any:
-        """Render the environment."""
+        """Render the environment (skipped, after one warning, if it was made without a render mode)."""
+        if self._skip_render():
+            return None
         return self._env.render(*args, **kwargs)
 
     def close(self) -> None:

@@ -9,6 +9,8 @@ from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import gymnasium
 
+from skrl_like import logger
+
 
 def _unwrap(env: Any) -> Any:
     try:
@@ -25,6 +27,7 @@ class _EnvironmentAccess:
         self._env = env
         self._unwrapped = _unwrap(env)
         self._device = self._parse_device(self._unwrapped)
+        self._render_warned = False
         self._setup_backend()
 
     def _parse_device(self, unwrapped: Any) -> Any:
@@ -60,6 +63,20 @@ class _EnvironmentAccess:
     def render(self, *args: Any, **kwargs: Any) -> Any:
         """Render the environment."""
         raise NotImplementedError(f"{type(self).__name__} does not implement render()")
+
+    def _skip_render(self) -> bool:
+        """Whether ``render`` must not reach the env: it was made without a render mode (``render_mode`` ``None``),
+        so rendering would draw nothing at the cost of a call per step. Warns the first time."""
+        if getattr(self._env, "render_mode", "") is not None:  # a mode, or an env that predates render_mode
+            return False
+        if not self._render_warned:
+            self._render_warned = True
+            logger.warning(
+                f"{type(self).__name__}: render() is skipped, the environment has no render mode (render_mode is "
+                "None): create it with render_mode='human' (or 'rgb_array') to render, or set the trainer's "
+                "'headless' to True so that it does not call render() at every step"
+            )
+        return True
 
     def close(self) -> None:
         """Close the environment."""
