@@ -3,95 +3,9 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from skrl_like import logger
+from skrl_like.core.network_definition import instantiator_definition, parse_shared_model
 from skrl_like.torch.models import Model
-from skrl_like.torch.utils.model_instantiators._models import (
-    GAUSSIAN_TYPES,
-    MIXIN_OPTIONS,
-    MIXINS,
-    CategoricalModel,
-    DeterministicModel,
-    GaussianModel,
-    MultiCategoricalModel,
-    MultivariateGaussianModel,
-    shared_model_class,
-)
-from skrl_like.torch.utils.model_instantiators.common import (
-    convert_deprecated_parameters,
-    generate_containers,
-    legacy_parameters,
-    parse_output,
-)
-
-
-def _network_and_output(function: str, network: Any, output: Any, args: tuple, kwargs: Mapping[str, Any]) -> tuple:
-    if args:
-        logger.warning(f"{function}: extra positional arguments {args!r} are ignored")
-    unknown = set(kwargs) - set(legacy_parameters())
-    if unknown:
-        raise TypeError(
-            f"{function}() got unexpected keyword argument(s) {', '.join(sorted(unknown))}; besides its own "
-            f"parameters it accepts only the legacy {', '.join(legacy_parameters())}"
-        )
-    if not network and kwargs:
-        return convert_deprecated_parameters(kwargs)
-    return network, output
-
-
-def _describe(
-    class_name: str,
-    bases: Sequence[str],
-    init_lines: Sequence[str],
-    containers: Sequence[Any],
-    extra_lines: Sequence[str],
-    compute_lines: Sequence[str],
-) -> str:
-    """A readable, Python-like description of the model (skrl returned exec-able source; we never exec)."""
-    lines = [
-        f"class {class_name}({', '.join(bases)}, Model):",
-        "    def __init__(self, observation_space, action_space, device):",
-        "        Model.__init__(self, observation_space, action_space, device)",
-    ]
-    lines += [f"        {line}" for line in init_lines]
-    lines.append("")
-    for container in containers:
-        lines.append(f"        self.{container.name}_container = nn.Sequential(")
-        for layer in container.layers:
-            lines += [f"            {text}," for text in layer.describe()]
-        lines.append("        )")
-    lines += [f"        {line}" for line in extra_lines]
-    lines += [
-        "",
-        '    def compute(self, inputs, role=""):',
-        '        states = unflatten_tensorized_space(self.observation_space, inputs.get("states"))',
-        '        taken_actions = unflatten_tensorized_space(self.action_space, inputs.get("taken_actions"))',
-    ]
-    lines += [f"        {line}" for line in compute_lines]
-    return "\n".join(lines) + "\n"
-
-
-def _single_description(
-    class_name: str, mixin: str, options: Mapping[str, Any], network: Any, output: Any, **spaces: Any
-) -> str:
-    containers, output_definition = generate_containers(network, output, embed_output=True, **spaces)
-    forward = [f"{c.name} = self.{c.name}_container({c.input.text})" for c in containers]
-    result = containers[-1].name
-    if output_definition.expression is not None:
-        forward.append(f"output = {output_definition.expression.text}")
-        result = "output"
-    extra = []
-    if mixin in ("GaussianMixin", "MultivariateGaussianMixin"):
-        size = {"ACTIONS": "self.num_actions", "ONE": "1"}[output_definition.size]
-        extra.append(
-            f"self.log_std_parameter = nn.Parameter(torch.full(size=({size},), "
-            f"fill_value={float(options.pop('initial_log_std'))}), requires_grad={not options.pop('fixed_log_std')})"
-        )
-        forward.append(f"return {result}, self.log_std_parameter, {{}}")
-    else:
-        forward.append(f"return {result}, {{}}")
-    arguments = ", ".join(f"{key}={value!r}" for key, value in options.items())
-    init = [f'{mixin}.__init__(self, {arguments}, role="")']
-    return _describe(class_name, [mixin], init, containers, extra, forward)
+from skrl_like.torch.utils.model_instantiators._builder import build_model, build_shared_model
 
 
 def gaussian_model(
@@ -128,20 +42,19 @@ def gaussian_model(
     :param return_source: return a readable description of the model instead of the model.
     :param kwargs: legacy (pre-1.3) parameters ``input_shape``, ``hiddens``... used when ``network`` is empty.
     """
-    network, output = _network_and_output("gaussian_model", network, output, args, kwargs)
-    if return_source:
-        options = dict(
-            clip_actions=clip_actions, clip_log_std=clip_log_std, min_log_std=min_log_std, max_log_std=max_log_std,
-            reduction=reduction, initial_log_std=initial_log_std, fixed_log_std=fixed_log_std,
-        )  # fmt: skip
-        return _single_description(
-            "GaussianModel", "GaussianMixin", options, network, output,
-            observation_space=observation_space, action_space=action_space,
-        )  # fmt: skip
-    return GaussianModel(
-        observation_space, action_space, device, clip_actions, clip_log_std, min_log_std, max_log_std,
-        reduction, initial_log_std, fixed_log_std, network, output,
-    )  # fmt: skip
+    options = dict(
+        clip_actions=clip_actions,
+        clip_log_std=clip_log_std,
+        min_log_std=min_log_std,
+        max_log_std=max_log_std,
+        reduction=reduction,
+        initial_log_std=initial_log_std,
+        fixed_log_std=fixed_log_std,
+        network=network,
+        output=output,
+    )
+    definition = instantiator_definition("gaussian_model", "GaussianMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)
 
 
 def multivariate_gaussian_model(
@@ -164,20 +77,20 @@ def multivariate_gaussian_model(
 
     Parameters as :func:`gaussian_model` (there is no ``reduction``: the density is joint by construction).
     """
-    network, output = _network_and_output("multivariate_gaussian_model", network, output, args, kwargs)
-    if return_source:
-        options = dict(
-            clip_actions=clip_actions, clip_log_std=clip_log_std, min_log_std=min_log_std, max_log_std=max_log_std,
-            initial_log_std=initial_log_std, fixed_log_std=fixed_log_std,
-        )  # fmt: skip
-        return _single_description(
-            "MultivariateGaussianModel", "MultivariateGaussianMixin", options, network, output,
-            observation_space=observation_space, action_space=action_space,
-        )  # fmt: skip
-    return MultivariateGaussianModel(
-        observation_space, action_space, device, clip_actions, clip_log_std, min_log_std, max_log_std,
-        initial_log_std, fixed_log_std, network, output,
-    )  # fmt: skip
+    options = dict(
+        clip_actions=clip_actions,
+        clip_log_std=clip_log_std,
+        min_log_std=min_log_std,
+        max_log_std=max_log_std,
+        initial_log_std=initial_log_std,
+        fixed_log_std=fixed_log_std,
+        network=network,
+        output=output,
+    )
+    definition = instantiator_definition(
+        "multivariate_gaussian_model", "MultivariateGaussianMixin", options, args, kwargs
+    )
+    return build_model(definition, observation_space, action_space, device, return_source)
 
 
 def deterministic_model(
@@ -202,13 +115,9 @@ def deterministic_model(
     :param return_source: return a readable description instead of the model.
     :param kwargs: legacy (pre-1.3) parameters, used when ``network`` is empty.
     """
-    network, output = _network_and_output("deterministic_model", network, output, args, kwargs)
-    if return_source:
-        return _single_description(
-            "DeterministicModel", "DeterministicMixin", {"clip_actions": clip_actions}, network, output,
-            observation_space=observation_space, action_space=action_space,
-        )  # fmt: skip
-    return DeterministicModel(observation_space, action_space, device, clip_actions, network, output)
+    options = dict(clip_actions=clip_actions, network=network, output=output)
+    definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)
 
 
 def categorical_model(
@@ -233,13 +142,9 @@ def categorical_model(
     :param return_source: return a readable description instead of the model.
     :param kwargs: legacy (pre-1.3) parameters, used when ``network`` is empty.
     """
-    network, output = _network_and_output("categorical_model", network, output, args, kwargs)
-    if return_source:
-        return _single_description(
-            "CategoricalModel", "CategoricalMixin", {"unnormalized_log_prob": unnormalized_log_prob}, network, output,
-            observation_space=observation_space, action_space=action_space,
-        )  # fmt: skip
-    return CategoricalModel(observation_space, action_space, device, unnormalized_log_prob, network, output)
+    options = dict(unnormalized_log_prob=unnormalized_log_prob, network=network, output=output)
+    definition = instantiator_definition("categorical_model", "CategoricalMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)
 
 
 def multicategorical_model(
@@ -266,42 +171,9 @@ def multicategorical_model(
     :param return_source: return a readable description instead of the model.
     :param kwargs: legacy (pre-1.3) parameters, used when ``network`` is empty.
     """
-    network, output = _network_and_output("multicategorical_model", network, output, args, kwargs)
-    if return_source:
-        options = {"unnormalized_log_prob": unnormalized_log_prob, "reduction": reduction}
-        return _single_description(
-            "MultiCategoricalModel", "MultiCategoricalMixin", options, network, output,
-            observation_space=observation_space, action_space=action_space,
-        )  # fmt: skip
-    return MultiCategoricalModel(
-        observation_space, action_space, device, unnormalized_log_prob, reduction, network, output
-    )
-
-
-_SHARED_EXTRA_KEYS = ("network", "output", "initial_log_std", "fixed_log_std", "class")
-
-
-def _shared_parameters(mixins: Sequence[type], roles: Sequence[str], parameters: Sequence[Any]) -> list:
-    checked = []
-    for index, (mixin, role, parameter) in enumerate(zip(mixins, roles, parameters)):
-        if not isinstance(parameter, Mapping):
-            raise ValueError(f"shared_model parameters[{index}] must be a dict, got {parameter!r}")
-        parameter = dict(parameter)  # never modify the caller's dicts
-        legacy = {key: parameter.pop(key) for key in legacy_parameters() if key in parameter}
-        if not parameter.get("network"):
-            if not legacy and index == 0:
-                raise ValueError("shared_model parameters[0] has no 'network': the first role defines the trunk")
-            if legacy:
-                parameter["network"], parameter["output"] = convert_deprecated_parameters(legacy)
-        allowed = set(MIXIN_OPTIONS[mixin]) | set(_SHARED_EXTRA_KEYS)
-        unknown = set(parameter) - allowed
-        if unknown:
-            raise ValueError(
-                f"Unknown key(s) {sorted(unknown)} in shared_model parameters for role {role!r} ({mixin.__name__}): "
-                f"allowed keys are {', '.join(sorted(allowed))}"
-            )
-        checked.append(parameter)
-    return checked
+    options = dict(unnormalized_log_prob=unnormalized_log_prob, reduction=reduction, network=network, output=output)
+    definition = instantiator_definition("multicategorical_model", "MultiCategoricalMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)
 
 
 def shared_model(
@@ -329,99 +201,5 @@ def shared_model(
     :param single_forward_pass: run the trunk once per (first role, second role) pair of calls.
     :param return_source: return a readable description instead of the model.
     """
-    if not (len(structure) == len(roles) == len(parameters) == 2):
-        raise ValueError(
-            f"shared_model needs exactly two entries in structure ({len(structure)}), roles ({len(roles)}) and "
-            f"parameters ({len(parameters)})"
-        )
-    mixins = []
-    for name in structure:
-        mixin = MIXINS.get(str(name).lower())
-        if mixin is None:
-            raise ValueError(f"Unknown mixin {name!r} in shared_model structure: use one of {', '.join(_MIXIN_NAMES)}")
-        mixins.append(mixin)
-    if mixins[0] is mixins[1]:
-        raise ValueError(
-            f"shared_model structure {list(structure)} repeats {mixins[0].__name__}: use two different mixins"
-        )
-    if all(mixin in GAUSSIAN_TYPES for mixin in mixins):
-        raise ValueError("shared_model supports one Gaussian-type role: both would own 'log_std_parameter'")
-    for role in roles:
-        if not isinstance(role, str) or not role.isidentifier():
-            raise ValueError(f"Invalid role {role!r}: roles name attributes (<role>_layer), use identifiers")
-    if roles[0] == roles[1]:
-        raise ValueError(f"shared_model roles must differ, got {list(roles)}")
-    parameters = _shared_parameters(mixins, roles, parameters)
-    if return_source:
-        return _shared_description(mixins, roles, parameters, single_forward_pass, observation_space, action_space)
-    cls = shared_model_class(mixins)
-    return cls(observation_space, action_space, device, mixins, roles, parameters, single_forward_pass)
-
-
-_MIXIN_NAMES = [cls.__name__ for cls in MIXINS.values()]
-
-
-def _shared_description(
-    mixins: Sequence[type],
-    roles: Sequence[str],
-    parameters: Sequence[Mapping[str, Any]],
-    single_forward_pass: bool,
-    observation_space: Any,
-    action_space: Any,
-) -> str:
-    spaces = {"observation_space": observation_space, "action_space": action_space}
-    containers, first_output = generate_containers(
-        parameters[0]["network"], parameters[0].get("output", ""), False, **spaces
-    )
-    names = [container.name for container in containers]
-    space_tokens = {"OBSERVATION_SPACE": observation_space, "ACTION_SPACE": action_space}
-    outputs = [first_output, parse_output(parameters[1].get("output", ""), names, space_tokens, embed_output=False)]
-    init, extra = [], []
-    for mixin, role, parameter, output in zip(mixins, roles, parameters, outputs):
-        options = {key: parameter.get(key, default) for key, default in MIXIN_OPTIONS[mixin].items()}
-        arguments = "".join(f"{key}={value!r}, " for key, value in options.items())
-        init.append(f'{mixin.__name__}.__init__(self, {arguments}role="{role}")')
-        if output.token is not None:
-            size = {"ACTIONS": "self.num_actions", "ONE": "1"}[output.token]
-            extra.append(f"self.{role}_layer = nn.LazyLinear(out_features={size})")
-        if mixin in GAUSSIAN_TYPES:
-            size = {"ACTIONS": "self.num_actions", "ONE": "1"}[output.size]
-            extra.append(
-                f"self.log_std_parameter = nn.Parameter(torch.full(size=({size},), "
-                f"fill_value={float(parameter.get('initial_log_std', 0))}), "
-                f"requires_grad={not parameter.get('fixed_log_std', False)})"
-            )
-    extra.append("self._shared_output = None")
-    trunk = [f"{c.name} = self.{c.name}_container({c.input.text})" for c in containers]
-    compute = []
-    for index, (mixin, role, output) in enumerate(zip(mixins, roles, outputs)):
-        compute.append(f'{"if" if index == 0 else "elif"} role == "{role}":')
-        if not single_forward_pass:
-            body = list(trunk)
-        elif index == 0:
-            body = trunk + [f"self._shared_output = {names[-1]}"]
-        else:
-            body = ["if self._shared_output is None:"] + [f"    {line}" for line in trunk]
-            body += ["else:", f"    {names[-1]} = self._shared_output", "self._shared_output = None"]
-        result = names[-1]
-        if output.token is not None:
-            body.append(f"output = self.{role}_layer({names[-1]})")
-            result = "output"
-        if output.expression is not None:
-            body.append(f"output = {output.expression.text}")
-            result = "output"
-        log_std = "self.log_std_parameter, " if mixin in GAUSSIAN_TYPES else ""
-        body.append(f"return {result}, {log_std}{{}}")
-        compute += [f"    {line}" for line in body]
-    compute.append(f'raise ValueError(f"Unknown role {{role}}: use {roles[0]!r} or {roles[1]!r}")')
-    description = _describe("SharedModel", [mixin.__name__ for mixin in mixins], init, containers, extra, compute)
-    dispatch = [
-        "",
-        "    def act(self, inputs, role):",
-        f'        if role == "{roles[0]}":',
-        f"            return {mixins[0].__name__}.act(self, inputs, role)",
-        f'        elif role == "{roles[1]}":',
-        f"            return {mixins[1].__name__}.act(self, inputs, role)",
-        f'        raise ValueError(f"Unknown role {{role}}: use {roles[0]!r} or {roles[1]!r}")',
-    ]
-    return description + "\n".join(dispatch) + "\n"
+    definition = parse_shared_model(structure, roles, parameters, single_forward_pass)
+    return build_shared_model(definition, observation_space, action_space, device, return_source)

@@ -1,0 +1,260 @@
+"""Builds torch models from parsed definitions, with no generated source and no ``exec``.
+
+One model class serves every instantiator: its roles (one for the single-role instantiators, two for
+``shared_model``) each bring a mixin, an output and, without an embedded final layer, a ``<role>_layer``.
+Parameter names follow skrl's generated classes (``<name>_container.<index>.*``, ``log_std_parameter``,
+``<role>_layer.*``) so that checkpoints are interchangeable.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import torch
+
+from skrl_like.core.network_definition import OUTPUT_KEY, ModelDefinition, SharedModelDefinition, get_num_units
+from skrl_like.torch.models import (
+    CategoricalMixin,
+    DeterministicMixin,
+    GaussianMixin,
+    Model,
+    MultiCategoricalMixin,
+    MultivariateGaussianMixin,
+)
+from skrl_like.torch.utils.model_instantiators.common import TorchNetwork
+from skrl_like.torch.utils.spaces import unflatten_tensorized_space
+
+MIXINS = {
+    "GaussianMixin": GaussianMixin,
+    "MultivariateGaussianMixin": MultivariateGaussianMixin,
+    "DeterministicMixin": DeterministicMixin,
+    "CategoricalMixin": CategoricalMixin,
+    "MultiCategoricalMixin": MultiCategoricalMixin,
+}
+NETWORK = TorchNetwork()
+
+
+def _structured(space: Any, flat: torch.Tensor | None) -> Any:
+    # plain int / shape spaces have no structure to restore: the flat tensor is used as it is
+    if isinstance(space, gymnasium.Space):
+        return unflatten_tensorized_space(space, flat)
+    return flat
+
+
+class InstantiatedModel(Model):
+    """A model whose containers, outputs and mixins come from a parsed definition.
+
+    With ``single_forward_pass`` (shared models) the first role's call caches the trunk outputs and the second
+    role's next call consumes them (agents call the policy then the value on the same states), so the trunk runs
+    once per pair.
+
+    :param observation_space: observation space.
+    :param action_space: action space.
+    :param device: where the model lives.
+    :param definition: the parsed trunk and roles.
+    :param embedded_output: the final layer is inside the last container (single-role models).
+    """
+
+    def __init__(
+        self,
+        observation_space: Any,
+        action_space: Any,
+        device: Any,
+        definition: SharedModelDefinition,
+        embedded_output: bool = True,
+    ) -> None:
+        Model.__init__(self, observation_space, action_space, device)
+        for role in definition.roles:
+            MIXINS[role.mixin].__init__(self, **role.mixin_options, role=role.role)
+        sizes = (self.num_observations, self.num_actions)
+        for container in definition.containers:
+            setattr(
+                self,
+                f"{container.name}_container",
+                torch.nn.Sequential(*NETWORK.build_layers(container.layers, *sizes)),
+            )
+        heads = {}
+        for role in definition.roles:
+            layer = None if embedded_output else role.output.final_layer()
+            if layer is not None:
+                setattr(self, f"{role.role}_layer", NETWORK.build_layer(layer, *sizes)[0])
+            if role.log_std is not None:
+                initial, fixed = role.log_std
+                size = get_num_units(role.output.size, *sizes)
+                self.log_std_parameter = torch.nn.Parameter(torch.full((size,), initial), requires_grad=not fixed)
+            heads[role.role] = (role, layer is not None)
+        self._definition = definition
+        self._heads = heads
+        self._first_role = definition.roles[0].role
+        self._shared_output: dict | None = None  # trunk outputs cached by the first role (skrl omits this)
+        self.to(self.device)
+
+    def _run_trunk(self, inputs: Mapping[str, Any]) -> tuple[dict, Any]:
+        values = {
+            "states": _structured(self.observation_space, inputs.get("states")),
+            "taken_actions": _structured(self.action_space, inputs.get("taken_actions")),
+            "observation_space": self.observation_space,
+            "action_space": self.action_space,
+        }
+        last = NETWORK.run_containers(
+            self._definition.containers, values, lambda name, x: getattr(self, f"{name}_container")(x)
+        )
+        return values, last
+
+    def _role(self, role: str) -> tuple:
+        if len(self._heads) == 1:
+            return next(iter(self._heads.values()))  # single-role models serve any role name, as skrl's do
+        head = self._heads.get(role)
+        if head is None:
+            raise ValueError(
+                f"Unknown role {role!r} for this shared model: it serves {', '.join(map(repr, self._heads))}"
+            )
+        return head
+
+    def compute(self, inputs: Mapping[str, Any], role: str = "") -> tuple:
+        definition, has_layer = self._role(role)
+        if not self._definition.single_forward_pass or len(self._heads) == 1:
+            trunk = self._run_trunk(inputs)
+        elif definition.role == self._first_role:
+            trunk = self._shared_output = self._run_trunk(inputs)
+        else:  # the cache is empty after e.g. a value-only call: recompute
+            trunk = self._shared_output or self._run_trunk(inputs)
+            self._shared_output = None
+        values, last = trunk
+        if has_layer:
+            last = getattr(self, f"{definition.role}_layer")(last)
+        output = NETWORK.evaluate_output(definition.output, values, last)
+        if definition.log_std is not None:
+            return output, self.log_std_parameter, {}
+        return output, {}
+
+
+def _role_mixin(model: InstantiatedModel, role: str, method_name: str) -> type:
+    mixin = MIXINS[model._role(role)[0].mixin]
+    if not hasattr(mixin, method_name):
+        raise AttributeError(f"Role {role!r} is served by {mixin.__name__}, which has no {method_name}")
+    return mixin
+
+
+def _shared_act(self: InstantiatedModel, inputs: Mapping[str, Any], role: str = "") -> tuple:
+    """``act`` of the mixin that serves ``role``."""
+    return _role_mixin(self, role, "act").act(self, inputs, role)
+
+
+def _role_method(method_name: str) -> Any:
+    def dispatch(self: InstantiatedModel, role: str = "") -> Any:
+        return getattr(_role_mixin(self, role, method_name), method_name)(self, role)
+
+    dispatch.__name__ = method_name
+    dispatch.__doc__ = f"``{method_name}`` of the mixin that serves ``role``."
+    return dispatch
+
+
+def model_class(mixins: Sequence[str], class_name: str) -> type:
+    """The model class for a tuple of mixins (created once, registered here so that instances pickle).
+
+    :param mixins: the mixin names, in role order.
+    :param class_name: the class's name (``"GaussianModel"``, ``"SharedModel"``...).
+    """
+    qualified_name = f"_{class_name}_" + "_".join(mixins)
+    cls = globals().get(qualified_name)
+    if cls is None:
+        namespace = {
+            "__module__": __name__,
+            "__qualname__": qualified_name,
+            "__doc__": f"{class_name} built by a model instantiator: {' + '.join(mixins)}",
+            "__init__": InstantiatedModel.__init__,  # the mixins' __init__ would come first in the MRO
+        }
+        if len(mixins) > 1:
+            namespace["act"] = _shared_act
+            for name in ("get_entropy", "get_log_std", "distribution"):
+                namespace[name] = _role_method(name)
+        cls = type(class_name, (*(MIXINS[mixin] for mixin in mixins), InstantiatedModel), namespace)
+        globals()[qualified_name] = cls
+    return cls
+
+
+def build_model(
+    definition: ModelDefinition, observation_space: Any, action_space: Any, device: Any, return_source: bool
+) -> Model | str:
+    """The single-role model of a parsed definition (or its readable description)."""
+    shared = SharedModelDefinition(definition.containers, [definition], single_forward_pass=False)
+    if return_source:
+        return describe(definition.class_name, shared, embedded_output=True)
+    cls = model_class([definition.mixin], definition.class_name)
+    return cls(observation_space, action_space, device, shared)
+
+
+def build_shared_model(
+    definition: SharedModelDefinition, observation_space: Any, action_space: Any, device: Any, return_source: bool
+) -> Model | str:
+    """The shared model of a parsed definition (or its readable description)."""
+    if return_source:
+        return describe("SharedModel", definition, embedded_output=False)
+    cls = model_class([role.mixin for role in definition.roles], "SharedModel")
+    return cls(observation_space, action_space, device, definition, embedded_output=False)
+
+
+def describe(class_name: str, definition: SharedModelDefinition, embedded_output: bool) -> str:
+    """A readable, Python-like description of the model (skrl returned exec-able source; nothing executes this)."""
+    roles = definition.roles
+    lines = [
+        f"class {class_name}({', '.join(role.mixin for role in roles)}, Model):",
+        "    def __init__(self, observation_space, action_space, device):",
+        "        Model.__init__(self, observation_space, action_space, device)",
+    ]
+    for role in roles:
+        arguments = "".join(f"{key}={value!r}, " for key, value in role.mixin_options.items())
+        lines.append(f'        {role.mixin}.__init__(self, {arguments}role="{role.role}")')
+    lines.append("")
+    for container in definition.containers:
+        lines.append(f"        self.{container.name}_container = nn.Sequential(")
+        lines += [f"            {text}," for layer in container.layers for text in NETWORK.layer_text(layer)]
+        lines.append("        )")
+    for role in roles:
+        if not embedded_output and role.output.token is not None:
+            lines.append(f"        self.{role.role}_layer = {NETWORK.layer_text(role.output.final_layer())[0]}")
+        if role.log_std is not None:
+            size = {"ACTIONS": "self.num_actions", "ONE": "1"}[role.output.size]
+            lines.append(
+                f"        self.log_std_parameter = nn.Parameter(torch.full(size=({size},), "
+                f"fill_value={role.log_std[0]}), requires_grad={not role.log_std[1]})"
+            )
+    lines += [
+        "",
+        '    def compute(self, inputs, role=""):',
+        '        states = unflatten_tensorized_space(self.observation_space, inputs.get("states"))',
+        '        taken_actions = unflatten_tensorized_space(self.action_space, inputs.get("taken_actions"))',
+    ]
+    names = {"states": "states", "taken_actions": "taken_actions"}
+    names |= {"observation_space": "self.observation_space", "action_space": "self.action_space"}
+    trunk = [
+        f"{c.name} = self.{c.name}_container({NETWORK.expression_text(c.input.tree, names)})"
+        for c in definition.containers
+    ]
+    last = definition.containers[-1].name
+    for index, role in enumerate(roles):
+        body = list(trunk)
+        if len(roles) > 1:
+            lines.append(f'        {"if" if index == 0 else "elif"} role == "{role.role}":')
+            if definition.single_forward_pass and index == 0:
+                body.append(f"self._shared_output = {last}")
+            elif definition.single_forward_pass:
+                body = ["if self._shared_output is None:", *(f"    {line}" for line in trunk)]
+                body += ["else:", f"    {last} = self._shared_output", "self._shared_output = None"]
+        result = last
+        if not embedded_output and role.output.token is not None:
+            body.append(f"output = self.{role.role}_layer({last})")
+            result = "output"
+        if role.output.expression is not None:
+            token = last if embedded_output else "output"
+            body.append(
+                f"output = {NETWORK.expression_text(role.output.expression.tree, {**names, OUTPUT_KEY: token})}"
+            )
+            result = "output"
+        body.append(f"return {result}, {'self.log_std_parameter, ' if role.log_std is not None else ''}{{}}")
+        indent = "            " if len(roles) > 1 else "        "
+        lines += [indent + line for line in body]
+    if len(roles) > 1:
+        lines.append(f'        raise ValueError(f"Unknown role {{role}}: use {roles[0].role!r} or {roles[1].role!r}")')
+    return "\n".join(lines) + "\n"
