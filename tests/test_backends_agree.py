@@ -155,11 +155,6 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
             )
         agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
 
-    np.testing.assert_allclose(
-        np.asarray(jax_agent.memory.get_tensor_by_name("returns")),
-        torch_agent.memory.get_tensor_by_name("returns").numpy(),
-        atol=1e-5,
-    )
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4

@@ -1,6 +1,7 @@
 """PPO (torch): update math, save/load, determinism, bad input, and one short learning run."""
 
 import math
+import re
 import os
 
 import gymnasium
@@ -102,9 +103,11 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
     initial_value = {k: v.clone() for k, v in value.state_dict().items()}
 
     states, _ = env.reset()
+    acted_log_prob = []
     for timestep in range(8):
         with torch.no_grad():
-            actions = agent.act(states, timestep, 8)[0]
+            actions, log_prob, _ = agent.act(states, timestep, 8)
+            acted_log_prob.append(log_prob)
             next_states, rewards, terminated, truncated, infos = env.step(actions)
             agent.record_transition(
                 states=states,
@@ -123,7 +126,8 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
     memory = agent.memory
     observations = memory.get_tensor_by_name("states").clone()
     taken = memory.get_tensor_by_name("actions").clone()
-    old_log_prob = memory.get_tensor_by_name("log_prob").clone()
+    # the update recomputes log pi_old(a|s) for the whole rollout: it must equal what act returned
+    old_log_prob = torch.stack(acted_log_prob)
     rewards_memory = memory.get_tensor_by_name("rewards").clone()
     dones = memory.get_tensor_by_name("terminated") | memory.get_tensor_by_name("truncated")
     agent.post_interaction(7, 8)  # runs the update
@@ -284,7 +288,10 @@ def test_nan_rewards_stop_the_update_with_a_clear_error():
     set_seed(0)
     env = cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
-    with pytest.raises(FloatingPointError, match="rollout's 'rewards' contain NaN"):
+    with pytest.raises(
+        FloatingPointError,
+        match="rollout's rewards contain NaN/inf .the environment or cfg.'rewards_shaper'. produced them",
+    ):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
 
 
@@ -296,7 +303,7 @@ def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
         for parameter in agent.value.parameters():
             parameter.fill_(math.nan)
     policy_before = [p.detach().clone() for p in agent.policy.parameters()]
-    with pytest.raises(FloatingPointError, match="rollout's 'values' contain NaN/inf .the networks"):
+    with pytest.raises(FloatingPointError, match="rollout's values contain NaN/inf .the value model"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
     for before, after in zip(policy_before, agent.policy.parameters()):
         torch.testing.assert_close(before, after, rtol=0, atol=0)
@@ -331,7 +338,7 @@ def test_two_ppo_agents_share_one_vector_env():
     assert agents[1].memory.get_tensor_by_name("states").shape == (8, 4, 4)
     for agent in agents:  # both learned (two updates each)
         assert len(agent.tracking_data["Loss / Policy loss"]) == 2
-        assert torch.isfinite(agent.memory.get_tensor_by_name("advantages")).all()
+        assert all(math.isfinite(float(loss)) for loss in agent.tracking_data["Loss / Value loss"])
 
 
 # -- learning ---------------------------------------------------------------------------------------------------
@@ -373,14 +380,18 @@ def test_a_tuple_of_memories_feeds_every_secondary_memory():
     assert len(secondary) == 3 * 4 and torch.equal(secondary.get_tensor_by_name("rewards")[:3], torch.ones(3, 4, 1))
 
 
-def test_random_timesteps_store_the_log_probability_of_the_random_action():
+def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
     set_seed(0)
     env = cartpole()
     agent = make_ppo(env, rollouts=4, random_timesteps=4)
-    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
-    log_prob = agent.memory.get_tensor_by_name("log_prob")[:3]
-    # a 2-action categorical: every log-probability lies in (log 0, log 1]
-    assert torch.isfinite(log_prob).all() and (log_prob <= 0).all()
+    agent.init(trainer_cfg={"timesteps": 8})
+    states = torch.randn(64, 4)
+    actions, log_prob, _ = agent.act(states, timestep=0, timesteps=8)
+    with torch.no_grad():
+        reference = torch.log_softmax(agent.policy.net(states), dim=-1).gather(-1, actions.long())
+    torch.testing.assert_close(log_prob, reference)
+    # random actions: with 64 samples from a near-uniform policy both classes occur
+    assert set(actions.view(-1).tolist()) == {0, 1}
 
 
 def test_gradient_clipping_matches_torch_clip_grad_norm():
@@ -396,3 +407,233 @@ def test_gradient_clipping_matches_torch_clip_grad_norm():
     for p, q in zip(reference.parameters(), ours.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
     assert torch.linalg.vector_norm(torch.cat([q.grad.view(-1) for q in ours.parameters()])) <= 0.5 + 1e-5
+
+
+# -- the agent's own cadence and guards ---------------------------------------------------------------------------
+
+
+def drive(agent, env, steps, timesteps=None):
+    """The README's third way: act, step, record, post_interaction by hand."""
+    timesteps = timesteps or steps
+    states, _ = env.reset()
+    for timestep in range(steps):
+        agent.pre_interaction(timestep, timesteps)
+        with torch.no_grad():
+            actions = agent.act(states, timestep, timesteps)[0]
+        next_states, rewards, terminated, truncated, infos = env.step(actions)
+        agent.record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        agent.post_interaction(timestep, timesteps)
+        states = next_states
+
+
+def count_steps(agent):
+    steps = []
+    original = agent.optimizer.step
+
+    def step(*args, **kwargs):
+        steps.append(1)
+        return original(*args, **kwargs)
+
+    agent.optimizer.step = step
+    return steps
+
+
+def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    agent.init(trainer_cfg={"timesteps": 12})
+    before = [p.detach().clone() for p in agent.policy.parameters()]
+    agent.set_running_mode("eval")
+    drive(agent, env, 12)
+    assert "Loss / Policy loss" not in agent.tracking_data
+    for old, new in zip(before, agent.policy.parameters()):
+        torch.testing.assert_close(old, new, rtol=0, atol=0)
+    agent.set_running_mode("train")
+    drive(agent, env, 4)
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 1
+
+
+def test_kl_threshold_stops_each_epoch_at_the_first_mini_batch_over_it():
+    set_seed(0)
+    env = cartpole()
+    # the first mini-batch has ratio 1 (KL 0) and steps; every later one has KL > 1e-12 and stops its epoch
+    agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, kl_threshold=1e-12)
+    agent.init(trainer_cfg={"timesteps": 8})
+    steps = count_steps(agent)
+    drive(agent, env, 8)
+    assert len(steps) == 1
+    unlimited = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4)
+    unlimited.init(trainer_cfg={"timesteps": 8})
+    steps = count_steps(unlimited)
+    drive(unlimited, env, 8)
+    assert len(steps) == 16
+
+
+def test_learning_starts_delays_the_first_update():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, learning_starts=6)
+    agent.init(trainer_cfg={"timesteps": 12})
+    drive(agent, env, 12)
+    # rollouts complete at timesteps 3, 7 and 11; the one at 3 comes before learning_starts
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+
+
+def test_mixed_precision_runs_forward_passes_under_autocast_on_cpu():
+    seen = []
+
+    class SpyValue(Value):
+        def compute(self, inputs, role):
+            seen.append(torch.is_autocast_enabled("cpu"))
+            return super().compute(inputs, role)
+
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, mixed_precision=True)
+    agent.value = agent.models["value"] = agent.checkpoint_modules["value"] = SpyValue(
+        env.observation_space, env.action_space
+    )
+    agent._trainable_parameters = list(agent.policy.parameters()) + list(agent.value.parameters())
+    agent.optimizer = torch.optim.Adam(agent._trainable_parameters, lr=1e-3)
+    agent.init(trainer_cfg={"timesteps": 4})
+    before = [p.detach().clone() for p in agent.value.parameters()]
+    seen.clear()
+    drive(agent, env, 4)
+    assert seen and all(seen)
+    assert math.isfinite(float(agent.tracking_data["Loss / Value loss"][0]))
+    assert any(not torch.equal(old, new) for old, new in zip(before, agent.value.parameters()))
+
+
+EDGE_CFG = dict(
+    rollouts=1,
+    learning_epochs=1,
+    mini_batches=1,
+    discount_factor=0.0,
+    learning_rate=1e-10,
+    grad_norm_clip=0.0,
+    ratio_clip=0.0,
+    value_clip=0.0,
+    entropy_loss_scale=0.0,
+    value_loss_scale=0.0,
+    kl_threshold=0.0,
+    **{"lambda": 0.0},
+)
+
+
+class Shared(CategoricalMixin, DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self, role="policy")
+        DeterministicMixin.__init__(self, role="value")
+        self.body = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh())
+        self.policy_head, self.value_head = nn.Linear(16, self.num_actions), nn.Linear(16, 1)
+
+    def act(self, inputs, role):
+        mixin = CategoricalMixin if role == "policy" else DeterministicMixin
+        return mixin.act(self, inputs, role)
+
+    def compute(self, inputs, role):
+        hidden = self.body(inputs["states"])
+        return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_one_sample_rollout_at_the_edges_of_every_range_trains(shared):
+    set_seed(0)
+    env = cartpole(num_envs=1)
+    if shared:
+        model = Shared(env.observation_space, env.action_space)
+        models = {"policy": model, "value": model}
+    else:
+        models = {
+            "policy": Policy(env.observation_space, env.action_space),
+            "value": Value(env.observation_space, env.action_space),
+        }
+    agent = PPO(
+        models=models,
+        memory=RandomMemory(memory_size=1, num_envs=1, device="cpu"),
+        cfg={**EDGE_CFG, "experiment": NO_FILES},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+    )
+    agent.init(trainer_cfg={"timesteps": 6})
+    drive(agent, env, 6)
+    losses = agent.tracking_data["Loss / Policy loss"]
+    assert len(losses) == 6 and all(math.isfinite(float(loss)) for loss in losses)
+
+
+def test_a_parameter_that_goes_non_finite_in_the_update_is_named():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    agent.init(trainer_cfg={"timesteps": 8})
+    original = agent.optimizer.step
+
+    def corrupting_step(*args, **kwargs):
+        result = original(*args, **kwargs)
+        with torch.no_grad():
+            agent.policy.net[2].bias[0] = math.nan
+        return result
+
+    agent.optimizer.step = corrupting_step
+    with pytest.raises(
+        FloatingPointError,
+        match="the parameters after the optimizer step of mini-batch 0 .epoch 0. .non-finite now: parameter 'net.*' of the policy model.*the optimizer step produced them",
+    ):
+        drive(agent, env, 4)
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_a_categorical_policy_with_the_wrong_number_of_outputs_is_rejected(outputs):
+    class Narrow(Policy):
+        def __init__(self, observation_space, action_space, device="cpu"):
+            super().__init__(observation_space, action_space, device)
+            self.net[2] = nn.Linear(32, outputs)
+
+    env = cartpole()
+    with pytest.raises(
+        ValueError, match=f"'policy' model .Narrow, categorical outputs. produces {outputs} outputs.*needs 2"
+    ):
+        make_ppo(env, policy_class=Narrow)
+
+
+def test_a_value_model_with_more_than_one_output_is_rejected():
+    class Wide(Value):
+        def __init__(self, observation_space, action_space, device="cpu"):
+            super().__init__(observation_space, action_space, device)
+            self.net[2] = nn.Linear(32, 2)
+
+    env = cartpole()
+    with pytest.raises(ValueError, match="'value' model .Wide.* produces 2 outputs.*needs 1"):
+        PPO(
+            models={
+                "policy": Policy(env.observation_space, env.action_space),
+                "value": Wide(env.observation_space, env.action_space),
+            },
+            memory=RandomMemory(memory_size=16, num_envs=4, device="cpu"),
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            device="cpu",
+        )
+
+
+@pytest.mark.parametrize(
+    "key, value, fix",
+    [
+        ("learning_rate", "1e-3", "pass the number 0.001, not the string '1e-3'"),
+        ("learning_rate", -1, "set it to a number >= 0.0"),
+        ("discount_factor", 1.5, "set it to a number >= 0.0 and <= 1.0"),
+        ("rollouts", 3.0, "pass the int 3"),
+        ("mini_batches", 0, "set it to an int >= 1"),
+        ("clip_predicted_values", "yes", "set it to True or False"),
+        ("experiment", {"write_interval": -5}, "set it to 'auto' or an int >= 0"),
+    ],
+)
+def test_config_values_are_checked_with_the_fix_named(key, value, fix):
+    env = cartpole()
+    with pytest.raises(ValueError, match=f"PPO cfg.*{key}.* must be .*{re.escape(fix)}"):
+        make_ppo(env, **{key: value})

@@ -7,11 +7,12 @@ device parsing, placing models, reading/writing module states, and the episode-t
 import collections
 import datetime
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from skrl_like import logger
+from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.io import atomic_write
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.core.tensorboard import SummaryWriter
@@ -139,6 +140,51 @@ class AgentCore:
                         f"{compute_space_size(model_space)}, but the agent's {kind} space has size {size}. "
                         f"Build the model with the environment's {kind}_space"
                     )
+
+    def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
+        """``(distribution, outputs)`` of ``model`` for ``role``: the distribution its mixin samples
+        (``"categorical"``, ``"multicategorical"``, ``"gaussian"``, ``"deterministic"`` or ``None`` if unknown) and the
+        size of the last axis of its network output on a dummy batch (``None`` if it cannot be computed)."""
+        return None, None
+
+    def _check_model_outputs(self, value_roles: Iterable[str] = (), policy_roles: Iterable[str] = ()) -> None:
+        """Each policy's output matches the action space and each value model gives one number, checked at
+        construction instead of failing (or sampling invalid actions) at some later step."""
+        checks = [(role, "value") for role in value_roles] + [(role, "policy") for role in policy_roles]
+        for role, kind in checks:
+            model = self.models.get(role)
+            if model is None:
+                continue
+            distribution, size = self._output_size(model, role)
+            if size is None:
+                continue
+            if kind == "value":
+                expected, what = 1, "one value per sample"
+            else:
+                expected = policy_output_size(distribution, self.action_space)
+                what = f"one output per {'class' if 'categorical' in str(distribution) else 'action dimension'}"
+            if expected is not None and size != expected:
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model ({type(model).__name__}, {distribution} outputs) "
+                    f"produces {size} outputs per sample, but {what} of the action space {self.action_space} "
+                    f"needs {expected}: give its last layer {expected} outputs"
+                )
+
+    def _build_preprocessor(self, name: str) -> Any:
+        """The instance of ``cfg[name]`` (e.g. ``"state_preprocessor"``) built with ``cfg[name + "_kwargs"]`` and
+        registered as a checkpoint module, or the identity when it is not configured."""
+        preprocessor_class = self.cfg.get(name)
+        if not preprocessor_class:
+            return self._empty_preprocessor
+        preprocessor = preprocessor_class(**self.cfg.get(f"{name}_kwargs", {}))
+        self.checkpoint_modules[name] = preprocessor
+        return preprocessor
+
+    def _store_transition(self, **sample: Any) -> None:
+        """Add one step to the memory and to every secondary memory."""
+        self.memory.add_samples(**sample)
+        for memory in self.secondary_memories:
+            memory.add_samples(**sample)
 
     # -- public API --------------------------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
-"""Mechanics shared by the torch algorithms, one function each: GAE, gradient clipping, scheduler steps."""
+"""Mechanics shared by the torch algorithms, one function each: GAE, the optimizer step (mixed precision, distributed
+reduction, gradient clipping), scheduler steps, finite flags."""
 
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 import torch
 
+from skrl_like import config
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 
 
@@ -34,8 +36,15 @@ def compute_gae(
         advantage = deltas[step] + decays[step] * advantage
         advantages[step] = advantage
     returns = advantages + values
-    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    return returns, advantages
+    return returns, normalize_advantages(advantages)
+
+
+def normalize_advantages(advantages: torch.Tensor) -> torch.Tensor:
+    """Zero mean and unit (unbiased) std; a single sample has no spread and becomes 0 (its std would be NaN)."""
+    centred = advantages - advantages.mean()
+    if advantages.numel() < 2:
+        return centred
+    return centred / (advantages.std() + 1e-8)
 
 
 def clip_gradients(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> None:
@@ -62,3 +71,50 @@ def step_scheduler(scheduler: Optional[Any], kl_divergences: list) -> None:
         scheduler.step(torch.stack(kl_divergences).mean() if kl_divergences else None)
     else:
         scheduler.step()
+
+
+def optimizer_step(
+    loss: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    parameters: Sequence[torch.nn.Parameter],
+    grad_norm_clip: float,
+    scaler: torch.amp.GradScaler,
+    models: Sequence[Any] = (),
+    update_scaler: bool = True,
+) -> None:
+    """One optimisation step of ``loss``: backward through the (mixed-precision) scaler, the distributed gradient
+    average of ``models``, clipping of ``parameters`` to ``grad_norm_clip`` (``<= 0`` disables), the step.
+
+    :param update_scaler: ``False`` when more optimizers step in the same round: the last one updates the scaler.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    if config.torch.is_distributed:
+        for model in models:
+            model.reduce_parameters()
+    if grad_norm_clip > 0:
+        scaler.unscale_(optimizer)
+        clip_gradients(parameters, grad_norm_clip)
+    scaler.step(optimizer)
+    if update_scaler:
+        scaler.update()
+
+
+def unique_parameters(*models: Any) -> list:
+    """The parameters of ``models``, each model once (a model shared by two roles is not counted twice)."""
+    seen, parameters = set(), []
+    for model in models:
+        if id(model) not in seen:
+            seen.add(id(model))
+            parameters.extend(model.parameters())
+    return parameters
+
+
+def all_finite(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """One bool per tensor, stacked on the device (read them with a single host transfer)."""
+    return torch.stack([torch.isfinite(tensor).all() for tensor in tensors])
+
+
+def parameters_finite(parameters: Sequence[torch.nn.Parameter]) -> torch.Tensor:
+    """A device bool: every parameter is finite (one fused norm per tensor: cheap enough for every step)."""
+    return torch.isfinite(torch.stack(torch._foreach_norm(list(parameters)))).all()

@@ -1,0 +1,73 @@
+"""Checks every algorithm runs, written once: the rollout memory, and NaN/inf named at its first appearance.
+
+A backend computes the finite flags (one host transfer for all of them); the decision of which quantity went
+non-finite first and the message that says where it came from are neutral.
+"""
+
+from typing import Any, Iterable, Optional, Sequence, Tuple
+
+import gymnasium
+import numpy as np
+
+# where a non-finite quantity comes from, by a word of its name (the first match wins)
+_SOURCES = (
+    ("rewards", "the environment or cfg['rewards_shaper'] produced them"),
+    ("states", "the environment produced them"),
+    ("log_prob", "the policy, with the parameters the rollout was collected with, produced them"),
+    ("values", "the value model, with the parameters the rollout was collected with, produced them"),
+    ("returns", "they are computed from the rewards and values, which were finite: the values are too large"),
+    ("advantages", "they are computed from the rewards and values, which were finite: the values are too large"),
+    ("loss", "computed from finite inputs: a probability of 0 or an overflow in the loss"),
+    ("parameter", "the optimizer step produced them from finite losses: the step was too large"),
+)
+_ADVICE = (
+    "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs and values with "
+    "state_preprocessor / value_preprocessor=RunningStandardScaler"
+)
+
+
+def first_non_finite(named_flags: Iterable[Tuple[str, Any]]) -> Optional[str]:
+    """The name of the first quantity whose finite flag is false (flags are bools or 0-d host arrays)."""
+    for name, finite in named_flags:
+        if not bool(finite):
+            return name
+    return None
+
+
+def raise_non_finite(algorithm: str, timestep: int, name: str) -> None:
+    """Raise ``FloatingPointError`` naming the quantity that went non-finite first and what produced it."""
+    source = next((text for word, text in _SOURCES if word in name), "the networks produced them")
+    raise FloatingPointError(f"{algorithm} update at timestep {timestep}: {name} contain NaN/inf ({source}); {_ADVICE}")
+
+
+def check_named_flags(algorithm: str, timestep: int, names: Sequence[str], flags: Sequence[Any]) -> None:
+    """Raise for the first false flag of ``flags`` (aligned with ``names``); nothing when all are true."""
+    name = first_non_finite(zip(names, flags))
+    if name is not None:
+        raise_non_finite(algorithm, timestep, name)
+
+
+def check_rollout_memory(algorithm: str, memory: Any, rollouts: int, mini_batches: int) -> None:
+    """An on-policy memory holds exactly one rollout, with at least one sample per mini-batch."""
+    if memory.memory_size != rollouts:
+        raise ValueError(
+            f"{algorithm}: the memory holds {memory.memory_size} steps but cfg['rollouts'] is {rollouts}; "
+            "the update uses the whole memory as one rollout: create it with memory_size=cfg['rollouts']"
+        )
+    samples = rollouts * memory.num_envs
+    if mini_batches > samples:
+        raise ValueError(
+            f"{algorithm}: cfg['mini_batches'] ({mini_batches}) exceeds the samples per update "
+            f"(rollouts x num_envs = {samples}); use at most {samples} mini-batches"
+        )
+
+
+def policy_output_size(distribution: Optional[str], action_space: Any) -> Optional[int]:
+    """How many outputs a policy of ``distribution`` needs for ``action_space`` (``None``: not checkable)."""
+    if distribution == "categorical" and isinstance(action_space, gymnasium.spaces.Discrete):
+        return int(action_space.n)
+    if distribution == "multicategorical" and isinstance(action_space, gymnasium.spaces.MultiDiscrete):
+        return int(np.sum(action_space.nvec))
+    if distribution in ("gaussian", "deterministic") and isinstance(action_space, gymnasium.spaces.Box):
+        return int(np.prod(action_space.shape))
+    return None

@@ -1,0 +1,145 @@
+"""Agent configs checked at construction: every key's type and range, with the fix named in the error.
+
+A rule describes what one config key accepts; ``check_config`` applies a table of rules to a merged config.
+The tables of keys that recur across algorithms live here, so that each algorithm lists only its own keys.
+"""
+
+import math
+import numbers
+from typing import Any, Callable, Mapping, NamedTuple, Optional
+
+
+class Rule(NamedTuple):
+    """What a config key accepts: ``accepts(value)`` is true for valid values; ``expected`` describes them."""
+
+    accepts: Callable[[Any], bool]
+    expected: str
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def count(minimum: int = 0) -> Rule:
+    """An int (numpy ints included) ``>= minimum``."""
+    return Rule(lambda v: _is_int(v) and v >= minimum, f"an int >= {minimum}")
+
+
+def number(minimum: float = -math.inf, maximum: float = math.inf, exclusive_minimum: bool = False) -> Rule:
+    """A finite int or float in ``[minimum, maximum]`` (or ``(minimum, maximum]``)."""
+
+    def accepts(value: Any) -> bool:
+        if not _is_number(value) or value > maximum:
+            return False
+        return value > minimum if exclusive_minimum else value >= minimum
+
+    bounds = []
+    if minimum > -math.inf:
+        bounds.append(f"{'>' if exclusive_minimum else '>='} {minimum}")
+    if maximum < math.inf:
+        bounds.append(f"<= {maximum}")
+    return Rule(accepts, "a number" + (" " + " and ".join(bounds) if bounds else ""))
+
+
+FLAG = Rule(lambda v: isinstance(v, bool) or (_is_int(v) and v in (0, 1)), "True or False")
+KWARGS = Rule(lambda v: isinstance(v, Mapping), "a dict of keyword arguments")
+OPTIONAL_CALLABLE = Rule(lambda v: v is None or v is False or callable(v), "None or a callable (class or function)")
+INTERVAL = Rule(lambda v: v == "auto" or (_is_int(v) and v >= 0), "'auto' or an int >= 0")
+TEXT = Rule(lambda v: isinstance(v, str), "a str")
+
+# keys that several algorithms share (spec, agents §2.2); an algorithm adds its own keys to these
+COMMON_RULES = {
+    "rollouts": count(1),
+    "learning_epochs": count(1),
+    "mini_batches": count(1),
+    "batch_size": count(1),
+    "gradient_steps": count(1),
+    "discount_factor": number(0.0, 1.0),
+    "lambda": number(0.0, 1.0),
+    "polyak": number(0.0, 1.0),
+    "learning_rate": number(0.0),
+    "actor_learning_rate": number(0.0),
+    "critic_learning_rate": number(0.0),
+    "learning_rate_scheduler": OPTIONAL_CALLABLE,
+    "learning_rate_scheduler_kwargs": KWARGS,
+    "state_preprocessor": OPTIONAL_CALLABLE,
+    "state_preprocessor_kwargs": KWARGS,
+    "value_preprocessor": OPTIONAL_CALLABLE,
+    "value_preprocessor_kwargs": KWARGS,
+    "random_timesteps": count(0),
+    "learning_starts": count(0),
+    "grad_norm_clip": number(0.0),
+    "ratio_clip": number(0.0),
+    "value_clip": number(0.0),
+    "clip_predicted_values": FLAG,
+    "entropy_loss_scale": number(0.0),
+    "value_loss_scale": number(0.0),
+    "kl_threshold": number(0.0),
+    "rewards_shaper": OPTIONAL_CALLABLE,
+    "time_limit_bootstrap": FLAG,
+    "mixed_precision": FLAG,
+}
+
+EXPERIMENT_RULES = {
+    "directory": TEXT,
+    "experiment_name": TEXT,
+    "write_interval": INTERVAL,
+    "checkpoint_interval": INTERVAL,
+    "store_separately": FLAG,
+    "wandb": FLAG,
+    "wandb_kwargs": KWARGS,
+}
+
+
+def _fix(key: str, value: Any, rule: Rule) -> str:
+    """A concrete suggestion for the commonest mistakes (a number written as a string, a float count)."""
+    if isinstance(value, str):
+        try:
+            converted = float(value)
+        except ValueError:
+            return f"set it to {rule.expected}"
+        if rule.accepts(converted):
+            return f"pass the number {converted!r}, not the string {value!r}"
+        if converted.is_integer() and rule.accepts(int(converted)):
+            return f"pass the int {int(converted)}, not the string {value!r}"
+    if isinstance(value, float) and value.is_integer() and rule.accepts(int(value)):
+        return f"pass the int {int(value)}"
+    return f"set it to {rule.expected}"
+
+
+def check_value(key: str, value: Any, rule: Rule, where: str) -> None:
+    """Raise ``ValueError`` naming ``where[key]``, the value, what is accepted and the fix."""
+    if not rule.accepts(value):
+        raise ValueError(
+            f"{where}[{key!r}] must be {rule.expected}, got {value!r} ({type(value).__name__}): "
+            f"{_fix(key, value, rule)}"
+        )
+
+
+def check_config(cfg: Mapping[str, Any], where: str, rules: Optional[Mapping[str, Rule]] = None) -> None:
+    """Check every key of a merged agent config that has a rule (``COMMON_RULES`` updated with ``rules``)."""
+    table = {**COMMON_RULES, **(rules or {})}
+    for key, value in cfg.items():
+        if key in table:
+            check_value(key, value, table[key], where)
+    experiment = cfg.get("experiment")
+    if isinstance(experiment, Mapping):
+        for key, value in experiment.items():
+            if key in EXPERIMENT_RULES:
+                check_value(key, value, EXPERIMENT_RULES[key], f"{where}['experiment']")
+
+
+def with_backend_keys(default: Mapping[str, Any], **keys: Any) -> dict:
+    """A backend's ``*_DEFAULT_CONFIG``: the neutral one with the backend's own keys inserted before ``experiment``
+    (so that printing the config lists them where skrl does)."""
+    merged = {}
+    for key, value in default.items():
+        if key == "experiment":
+            merged.update(keys)
+        merged[key] = value
+    merged.update({key: value for key, value in keys.items() if key not in merged})
+    return merged
