@@ -96,3 +96,16 @@ def test_sample_space_defaults_to_numpy_and_native_gives_jax_arrays():
 def test_unsupported_space_is_rejected():
     with pytest.raises(ValueError, match="Unsupported space"):
         tensorize_space(gymnasium.spaces.Text(5), "hello")
+
+
+@pytest.mark.parametrize(
+    "space", [spaces.Box(-1, 1, (2,)), spaces.Discrete(3), spaces.MultiDiscrete([2, 3]), DICT_SPACE], ids=str
+)
+def test_a_none_sample_gives_none_as_in_skrl(space):
+    assert tensorize_space(space, None) is None
+    assert tensorize_space(space, None, _jax=False) is None
+    assert untensorize_space(space, None) is None
+    assert unflatten_tensorized_space(space, None) is None
+    assert flatten_tensorized_space(None) is None
+    assert tensorize_space(None, np.zeros(2)) is None and untensorize_space(None, np.zeros(2)) is None
+    assert sample_space(None) is None and compute_space_size(None) == 0

@@ -356,3 +356,96 @@ def test_shared_autoreset_rejects_vector_envs_without_partial_resets_and_reports
             break
     else:
         pytest.fail("no episode ended")
+
+
+# -- issue 10 --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def global_seed(monkeypatch):
+    """set_seed for one test: the seed the wrappers read is put back afterwards."""
+    import skrl_like.utils
+
+    monkeypatch.setattr(skrl_like.utils, "_seed", None, raising=False)
+    return skrl_like.utils.set_seed
+
+
+def test_old_gym_api_env_wrapped_as_gymnasium_is_told_to_use_the_gym_wrapper(
+    old_api_gymnasium_env, old_gym_env, global_seed
+):
+    # auto-detected as gymnasium; its 2-element observation used to be unpacked silently as (observation, info)
+    env = wrap_env(old_api_gymnasium_env, verbose=False)
+    assert isinstance(env, GymnasiumWrapper)
+    with pytest.raises(ValueError, match=r"OldApiGymnasiumEnv follows the OpenAI Gym API.*wrapper='gym'"):
+        env.reset()
+    global_seed(3)
+    with pytest.raises(ValueError, match=r"reset\(\) does not take gymnasium's seed argument.*wrapper='gym'"):
+        wrap_env(old_gym_env, wrapper="gymnasium", verbose=False).reset()
+
+    env_class = type(old_api_gymnasium_env)
+    env_class.reset = lambda self, *, seed=None, options=None: (np.zeros(2, np.float32), {})
+    env = GymnasiumWrapper(env_class())
+    env.reset()
+    with pytest.raises(ValueError, match=r"step\(\) returned a tuple of 4 values instead of.*wrapper='gym'"):
+        env.step(np.array([[1]]))
+
+
+def test_render_without_a_render_mode_warns_once_and_skips_the_env(monkeypatch):
+    from skrl_like import logger
+
+    renders = []
+
+    class Env(gymnasium.Env):
+        observation_space = spaces.Box(-1, 1, (1,), np.float32)
+        action_space = spaces.Discrete(2)
+
+        def __init__(self, render_mode=None):
+            self.render_mode = render_mode
+
+        def render(self):
+            renders.append(self.render_mode)
+
+    warnings = []
+    monkeypatch.setattr(logger, "warning", warnings.append)
+    env = GymnasiumWrapper(Env())
+    assert env.render() is None and env.render() is None and renders == []
+    assert len(warnings) == 1 and "render_mode is None" in warnings[0]
+    GymnasiumWrapper(Env(render_mode="human")).render()
+    assert renders == ["human"] and len(warnings) == 1
+
+
+@pytest.mark.parametrize("vectorization_mode", [None, "sync"])
+def test_first_reset_seeds_the_env_from_set_seed(backend, global_seed, vectorization_mode):
+    global_seed(42)
+    if vectorization_mode is None:
+        env = wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
+    else:
+        env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=3, vectorization_mode="sync"), verbose=False)
+    observations, _ = env.reset()
+    # independent reference: gymnasium's own seeded reset, seed + i for sub-environment i
+    expected = [gymnasium.make("CartPole-v1").reset(seed=42 + index)[0] for index in range(env.num_envs)]
+    np.testing.assert_array_equal(np.asarray(observations), np.stack(expected))
+
+
+def test_set_seed_makes_runs_reproducible(global_seed):
+    def rollout(seed):
+        global_seed(seed)
+        env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
+        actions = np.random.default_rng(0)  # the same actions in every run: only the env's seed varies
+        observations = [np.asarray(env.reset()[0])]
+        for _ in range(40):
+            observations.append(np.asarray(env.step(actions.integers(0, 2, (2, 1)))[0]))
+        return np.stack(observations)
+
+    first, second, other = rollout(7), rollout(7), rollout(8)
+    np.testing.assert_array_equal(first, second)
+    assert not np.allclose(first[0], other[0])
+
+
+def test_an_env_seeded_before_wrapping_keeps_its_seed(global_seed):
+    global_seed(42)
+    env, reference = gymnasium.make("CartPole-v1"), gymnasium.make("CartPole-v1")
+    env.reset(seed=5)
+    reference.reset(seed=5)
+    observations, _ = wrap_env(env, verbose=False).reset()
+    np.testing.assert_array_equal(np.asarray(observations)[0], reference.reset()[0])  # the seed-5 stream goes on

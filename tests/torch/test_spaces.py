@@ -137,3 +137,15 @@ def test_convert_gym_space_with_a_gym_like_module(monkeypatch):
     assert nested["a"].nvec.tolist() == [2, 2]
     with pytest.raises(ValueError, match="Unsupported gym space"):
         convert_gym_space(spaces.Text(3))
+
+
+@pytest.mark.parametrize(
+    "space", [spaces.Box(-1, 1, (2,)), spaces.Discrete(3), spaces.MultiDiscrete([2, 3]), DICT_SPACE], ids=str
+)
+def test_a_none_sample_gives_none_as_in_skrl(space):
+    assert tensorize_space(space, None) is None
+    assert untensorize_space(space, None) is None
+    assert unflatten_tensorized_space(space, None) is None
+    assert flatten_tensorized_space(None) is None
+    assert tensorize_space(None, np.zeros(2)) is None and untensorize_space(None, torch.zeros(2)) is None
+    assert sample_space(None) is None and compute_space_size(None) == 0

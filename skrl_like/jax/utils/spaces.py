@@ -32,12 +32,13 @@ def tensorize_space(space: Optional[gymnasium.Space], x: Any, *, device: Any = N
     """Turn a (batched or single) sample of ``space`` into arrays with a leading batch dimension.
 
     :param space: the space ``x`` belongs to (``None`` -> ``None``).
-    :param x: a NumPy array, Python number, JAX array, or a tuple/dict of those for composite spaces.
+    :param x: ``None`` (-> ``None``), a NumPy array, Python number, JAX array, or a tuple/dict of those for
+        composite spaces.
     :param device: where JAX arrays go (``None``: JAX's default device).
     :param _jax: ``False`` keeps NumPy inputs as NumPy arrays (the ``"numpy"`` backend; ``Box`` values keep
         their dtype); ``True`` puts them on ``device``.
     """
-    if space is None:
+    if space is None or x is None:
         return None
     if isinstance(space, spaces.Box):
         if isinstance(x, jax.Array):
@@ -77,12 +78,12 @@ def untensorize_space(space: Optional[gymnasium.Space], x: Any, *, squeeze_batch
     """Turn arrays back into NumPy values an environment accepts (dtype of the space).
 
     :param space: the space the values must belong to (``None`` -> ``None``).
-    :param x: a JAX or NumPy array (or a list/tuple/dict of those for composite spaces) with a leading batch
-        dimension.
+    :param x: ``None`` (-> ``None``), a JAX or NumPy array (or a list/tuple/dict of those for composite spaces)
+        with a leading batch dimension.
     :param squeeze_batch_dimension: a batch of one becomes a single sample (a Python scalar for ``Discrete``), as a
         non-vectorized environment expects.
     """
-    if space is None:
+    if space is None or x is None:
         return None
     if isinstance(space, spaces.Box):
         array = _to_numpy(x).astype(space.dtype, copy=False)

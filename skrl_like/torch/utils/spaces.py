@@ -30,10 +30,11 @@ def tensorize_space(space: Optional[gymnasium.Space], x: Any, device: Any = None
     """Turn a (batched or single) sample of ``space`` into tensors with a leading batch dimension.
 
     :param space: the space ``x`` belongs to (``None`` -> ``None``).
-    :param x: a NumPy array, Python number, tensor, or a tuple/dict of those for composite spaces.
+    :param x: ``None`` (-> ``None``), a NumPy array, Python number, tensor, or a tuple/dict of those for
+        composite spaces.
     :param device: where the tensors go (``None``: torch's default device).
     """
-    if space is None:
+    if space is None or x is None:
         return None
     if isinstance(space, spaces.Box):
         if isinstance(x, torch.Tensor):
@@ -75,11 +76,12 @@ def untensorize_space(space: Optional[gymnasium.Space], x: Any, squeeze_batch_di
     """Turn tensors back into NumPy values an environment accepts (dtype of the space).
 
     :param space: the space the values must belong to (``None`` -> ``None``).
-    :param x: a tensor (or a list/tuple/dict of tensors for composite spaces) with a leading batch dimension.
+    :param x: ``None`` (-> ``None``), a tensor (or a list/tuple/dict of tensors for composite spaces) with a
+        leading batch dimension.
     :param squeeze_batch_dimension: a batch of one becomes a single sample (a Python scalar for ``Discrete``), as a
         non-vectorized environment expects.
     """
-    if space is None:
+    if space is None or x is None:
         return None
     if isinstance(space, spaces.Box):
         array = _to_numpy(x).astype(space.dtype, copy=False)
