@@ -72,7 +72,12 @@ class _TensorConversions:
 class GymnasiumWrapper(_TensorConversions, GymnasiumWrapperCore, Wrapper):
     """Wrap a gymnasium env or vector env so that it exchanges torch tensors with agents and trainers.
 
-    See the module docstring for what ``next_states`` holds at episode ends of vector envs.
+    See the module docstring for what ``next_states`` holds at episode ends of vector envs. The first ``reset`` seeds
+    the env with the seed of the last :func:`skrl_like.utils.set_seed` call (``seed + i`` for sub-environment ``i``)
+    unless it was seeded or reset before wrapping; an env with the OpenAI Gym API (``reset`` returns the observation
+    alone, ``step`` 4 values) raises a ``ValueError`` at its first ``reset``/``step`` that says to use
+    ``wrapper="gym"``; ``render`` is skipped (one warning) when the env has no render mode; ``close`` terminates the
+    workers of an ``AsyncVectorEnv`` interrupted mid-step (Ctrl-C).
 
     :param env: a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` (possibly wrapped).
     :param check_finite: check every step's observations and rewards for NaN/inf and raise a ``ValueError`` that
