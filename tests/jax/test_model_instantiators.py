@@ -195,12 +195,13 @@ def test_activation_expansion():
     per_layer = generate_containers(
         [{"name": "n", "input": "STATES", "layers": [4, 4], "activations": ["relu", "tanh"]}], "ONE"
     )[0][0]
-    assert [layer.kind for layer in per_layer.layers] == ["linear", "activation", "linear", "activation", "linear"]
-    assert [dict(layer.options).get("name") for layer in per_layer.layers][1::2] == ["relu", "tanh"]
+    assert [layer.kind for layer in per_layer.layers] == ["linear", "linear", "linear"]  # the last is the ONE layer
+    assert [layer.activation for layer in per_layer.layers] == ["relu", "tanh", None]
     none = generate_containers([{"name": "n", "input": "STATES", "layers": [4, 4], "activations": []}], "")[0][0]
-    assert [layer.kind for layer in none.layers] == ["linear", "linear"]
-    unknown = generate_containers([{"name": "n", "input": "STATES", "layers": [4], "activations": "swishy"}], "")[0][0]
-    assert [layer.kind for layer in unknown.layers] == ["linear"]
+    assert [layer.activation for layer in none.layers] == [None, None]
+    # an unknown activation is refused, as in torch (it used to be skipped with a warning here)
+    with pytest.raises(ValueError, match="Unknown activation 'swishy'"):
+        generate_containers([{"name": "n", "input": "STATES", "layers": [4], "activations": "swishy"}], "")
     with pytest.raises(NotImplementedError):
         generate_containers([{"name": "n", "input": "STATES", "layers": [4, 4, 4], "activations": ["relu", "elu"]}], "")
 

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from typing import Any, Mapping, Union
 
-from skrl_like.jax.models import DeterministicMixin
+from skrl_like.core.network_definition import instantiator_definition
 from skrl_like.jax.utils.model_instantiators._builder import build_model
 
 
@@ -30,15 +30,6 @@ def deterministic_model(
     :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
     :return: the model (call ``init_state_dict(role)`` before using it), or its description.
     """
-    return build_model(
-        "DeterministicModel",
-        DeterministicMixin,
-        {"clip_actions": clip_actions},
-        observation_space,
-        action_space,
-        device,
-        network,
-        output,
-        kwargs,
-        return_source=return_source,
-    )
+    options = {"clip_actions": clip_actions, "network": network, "output": output}
+    definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from typing import Any, Mapping, Union
 
-from skrl_like.jax.models import GaussianMixin
+from skrl_like.core.network_definition import instantiator_definition
 from skrl_like.jax.utils.model_instantiators._builder import build_model
 
 
@@ -42,22 +42,16 @@ def gaussian_model(
     :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
     :return: the model (call ``init_state_dict(role)`` before using it), or its description.
     """
-    return build_model(
-        "GaussianModel",
-        GaussianMixin,
-        {
-            "clip_actions": clip_actions,
-            "clip_log_std": clip_log_std,
-            "min_log_std": min_log_std,
-            "max_log_std": max_log_std,
-            "reduction": reduction,
-        },
-        observation_space,
-        action_space,
-        device,
-        network,
-        output,
-        kwargs,
-        log_std=(float(initial_log_std), bool(fixed_log_std)),
-        return_source=return_source,
-    )
+    options = {
+        "clip_actions": clip_actions,
+        "clip_log_std": clip_log_std,
+        "min_log_std": min_log_std,
+        "max_log_std": max_log_std,
+        "reduction": reduction,
+        "initial_log_std": initial_log_std,
+        "fixed_log_std": fixed_log_std,
+        "network": network,
+        "output": output,
+    }
+    definition = instantiator_definition("gaussian_model", "GaussianMixin", options, args, kwargs)
+    return build_model(definition, observation_space, action_space, device, return_source)
