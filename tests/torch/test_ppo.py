@@ -1,8 +1,8 @@
 """PPO (torch): update math, save/load, determinism, bad input, and one short learning run."""
 
 import math
-import re
 import os
+import re
 
 import gymnasium
 import numpy as np
@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.nn as nn
 
-from skrl_like.torch.agents.mechanics import compute_gae
 from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
@@ -61,24 +60,6 @@ def make_ppo(env, rollouts=16, policy_class=Policy, **cfg):
         action_space=env.action_space,
         device="cpu",
     )
-
-
-# -- GAE ------------------------------------------------------------------------------------------------------
-
-
-def test_gae_on_a_hand_computed_case_with_termination_and_truncation():
-    # gamma = lambda = 0.5. env 0 terminates at t=1; env 1 is truncated at t=0.
-    rewards = torch.tensor([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]]).unsqueeze(-1)
-    values = torch.tensor([[0.5, 0.0], [1.0, 0.0], [1.5, 0.0]]).unsqueeze(-1)
-    dones = torch.tensor([[False, True], [True, False], [False, False]]).unsqueeze(-1)
-    next_values = torch.tensor([[2.0], [1.0]])
-    returns, advantages = compute_gae(rewards, dones, values, next_values, discount_factor=0.5, lambda_coefficient=0.5)
-    # env 0: A2 = 3 - 1.5 + 0.5 * 2.0 = 2.5; A1 = 2 - 1.0 (episode ends) = 1.0; A0 = 1 - 0.5 + 0.5 * (1.0 + 0.5 * 1.0) = 1.25
-    # env 1: A2 = 1 + 0.5 * 1.0 = 1.5; A1 = 1 + 0.5 * (0 + 0.5 * 1.5) = 1.375; A0 = 1 (episode ends)
-    raw = np.array([[1.25, 1.0], [1.0, 1.375], [2.5, 1.5]])
-    np.testing.assert_allclose(returns.squeeze(-1).numpy(), raw + values.squeeze(-1).numpy(), rtol=1e-6)
-    normalised = (raw - raw.mean()) / (raw.std(ddof=1) + 1e-8)
-    np.testing.assert_allclose(advantages.squeeze(-1).numpy(), normalised, rtol=1e-5)
 
 
 # -- one update against an independent reference --------------------------------------------------------------
@@ -392,21 +373,6 @@ def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
     torch.testing.assert_close(log_prob, reference)
     # random actions: with 64 samples from a near-uniform policy both classes occur
     assert set(actions.view(-1).tolist()) == {0, 1}
-
-
-def test_gradient_clipping_matches_torch_clip_grad_norm():
-    from skrl_like.torch.agents.mechanics import clip_gradients
-
-    torch.manual_seed(0)
-    reference, ours = nn.Linear(3, 4), nn.Linear(3, 4)
-    reference(torch.randn(5, 3)).pow(2).sum().mul(100).backward()  # a gradient far above the limit
-    for p, q in zip(reference.parameters(), ours.parameters()):
-        q.grad = p.grad.clone()
-    torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.5)
-    clip_gradients(list(ours.parameters()), 0.5)
-    for p, q in zip(reference.parameters(), ours.parameters()):
-        torch.testing.assert_close(p.grad, q.grad)
-    assert torch.linalg.vector_norm(torch.cat([q.grad.view(-1) for q in ours.parameters()])) <= 0.5 + 1e-5
 
 
 # -- the agent's own cadence and guards ---------------------------------------------------------------------------
