@@ -411,3 +411,18 @@ def test_an_env_seeded_before_wrapping_keeps_its_seed(global_seed):
     reference.reset(seed=5)
     states, _ = wrap_env(env, verbose=False).reset()
     np.testing.assert_array_equal(states.numpy()[0], reference.reset()[0])  # the seed-5 stream goes on
+
+
+def test_an_async_vector_env_seeded_before_wrapping_keeps_its_seeds(global_seed):
+    # the workers' envs are gymnasium.make stacks: the check must see through their wrappers
+    global_seed(42)
+    vector = gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode="async")
+    vector.reset(seed=5)
+    states, _ = wrap_env(vector, verbose=False).reset()
+    expected = []
+    for index in range(2):
+        reference = gymnasium.make("CartPole-v1")
+        reference.reset(seed=5 + index)
+        expected.append(reference.reset()[0])  # the seed-(5 + i) stream goes on
+    np.testing.assert_array_equal(states.numpy(), np.stack(expected))
+    vector.close()

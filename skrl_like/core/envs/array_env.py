@@ -21,8 +21,8 @@ is done at this step, ``rewards``/``terminated``/``truncated`` belong to its ter
 Seeding: the wrapper's first ``reset`` seeds the env with the seed of the last :func:`skrl_like.utils.set_seed`
 call (sub-environment ``i`` of a vector env gets ``seed + i``, as gymnasium does with an int seed), so that
 ``set_seed(seed)`` alone makes a run reproducible. An env that already has a random generator when it is wrapped
-(it was reset or seeded by the user) keeps it; for an ``AsyncVectorEnv`` this is asked of the workers' outermost env,
-which a ``gymnasium.make`` wrapper stack hides (such envs are always seeded). No ``set_seed`` call: nothing is seeded.
+(it was reset or seeded by the user) keeps it (an ``AsyncVectorEnv`` asks its workers). No ``set_seed`` call:
+nothing is seeded.
 """
 
 from typing import Any, Optional, Tuple
@@ -269,11 +269,11 @@ class ArrayEnvWrapperCore(WrapperCore):
         sub_environments = getattr(self._unwrapped, "envs", None)  # sync vector envs hold their sub-environments
         if sub_environments is not None:
             return any(_has_random_generator(env) for env in sub_environments)
-        try:  # async: ask the workers (their outermost env only: gymnasium.make's wrappers hide the base env's)
-            seeds = self._env.get_attr("_np_random_seed")
+        try:  # async: ask the workers (gymnasium's wrappers pass `_np_random` through to the base env)
+            generators = self._env.get_attr("_np_random")
         except Exception:  # not a gymnasium/gym vector env, or its workers do not answer: treat as unseeded
             return False
-        return any(seed is not None for seed in seeds)
+        return any(generator is not None for generator in generators)
 
     # -- conversions and checks --------------------------------------------------------------------------------
 
