@@ -49,7 +49,7 @@ def test_create_tensor_sizes_nan_fill_and_conflicts():
         memory.create_tensor("states", 5)
     with pytest.raises(ValueError):
         memory.create_tensor("actions", 2, dtype=np.float32)
-    assert memory.get_tensor_names() == ("actions", "images", "states")
+    assert memory.get_tensor_names() == ["actions", "images", "states"]
     assert memory.all_sequence_indexes.tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
 
 

@@ -34,7 +34,7 @@ def test_create_tensor_sizes_and_nan_fill():
     assert memory.tensors_view["image"].shape == (15, 2, 3)
     assert memory.tensors["box"].dtype == torch.get_default_dtype()
     assert torch.isnan(memory.tensors["box"]).all() and not memory.tensors["flags"].any()
-    assert memory.get_tensor_names() == ("box", "discrete", "flags", "image", "multi")
+    assert memory.get_tensor_names() == ["box", "discrete", "flags", "image", "multi"]
     assert memory._tensor_box is memory.tensors["box"]
 
     assert memory.create_tensor("box", 6) is False
@@ -124,8 +124,8 @@ def test_sample_all_contiguous_minibatches_and_sequences():
     for step in range(4):
         memory.add_samples(states=torch.arange(2.0)[:, None].repeat(1, 3) + 10 * step)
     batches = memory.sample_all(["states"], mini_batches=3)
-    # 8 rows // 3 = 2 rows per mini-batch, contiguous, the last 2 rows dropped
-    assert [batch[0][:, 0].tolist() for batch in batches] == [[0.0, 1.0], [10.0, 11.0], [20.0, 21.0]]
+    # 8 rows in 3 contiguous mini-batches of 3, 3, 2 rows: none dropped
+    assert [batch[0][:, 0].tolist() for batch in batches] == [[0.0, 1.0, 10.0], [11.0, 20.0, 21.0], [30.0, 31.0]]
     whole = memory.sample_all(["rewards", "states"])
     assert len(whole) == 1 and whole[0][1].shape == (8, 3) and whole[0][0].shape == (8, 1)
     sequences = memory.sample_all(["states"], sequence_length=2, mini_batches=2)
@@ -195,7 +195,7 @@ def test_save_and_load_round_trip(tmp_path, file_format):
 
     fresh = Memory(memory_size=2, num_envs=2, device="cpu")
     fresh.load(path)
-    assert fresh.get_tensor_names() == ("rewards", "states", "terminated")
+    assert fresh.get_tensor_names() == ["rewards", "states", "terminated"]
 
     wrong = Memory(memory_size=3, num_envs=2, device="cpu")
     wrong.create_tensor("states", 3)

@@ -3,7 +3,6 @@
 from typing import Any, List, Sequence, Union
 
 import jax
-import numpy as np
 
 from skrl_like.jax.memories.base import Memory
 
@@ -36,23 +35,6 @@ class RandomMemory(Memory):
     def sample(
         self, names: Sequence[str], batch_size: int, mini_batches: int = 1, sequence_length: int = 1
     ) -> List[List[Any]]:
-        """Draw ``batch_size`` rows (or sequences) at random among the stored ones.
-
-        :param names: buffer names, in the order the arrays are returned.
-        :param batch_size: number of rows (of sequences, when ``sequence_length > 1``).
-        :param mini_batches: split the drawn rows into this many chunks.
-        :param sequence_length: draw runs of consecutive timesteps of one environment (``batch_size * length``
-            rows); a run may cross an episode end or the write position.
-        """
-        size = len(self)
-        if sequence_length > 1:
-            offsets = np.arange(0, self.num_envs * sequence_length, self.num_envs)
-            size -= offsets[-1]
-        if self._replacement:
-            indexes = np.random.randint(0, size, (batch_size,))
-        else:
-            indexes = np.random.permutation(size)[:batch_size]
-        if sequence_length > 1:
-            indexes = (offsets[None, :] + indexes[:, None]).reshape(-1)
-        self.sampling_indexes = indexes
-        return self.sample_by_index(names, indexes, mini_batches)
+        """Draw ``batch_size`` rows (or sequences of ``sequence_length`` consecutive timesteps of one env, so
+        ``batch_size * sequence_length`` rows), split into ``mini_batches``."""
+        return self._sample_uniform(names, batch_size, mini_batches, sequence_length, self._replacement)

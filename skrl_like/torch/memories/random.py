@@ -8,7 +8,7 @@ from skrl_like.torch.memories.base import Memory
 
 
 class RandomMemory(Memory):
-    """A memory sampled uniformly at random (replay buffer, or the storage of on-policy rollouts).
+    """A memory sampled uniformly at random with torch's global generator (replay buffer, or rollout storage).
 
     :param memory_size: number of timesteps kept.
     :param num_envs: number of parallel environments stored side by side.
@@ -36,25 +36,6 @@ class RandomMemory(Memory):
     def sample(
         self, names: Sequence[str], batch_size: int, mini_batches: int = 1, sequence_length: int = 1
     ) -> List[List[torch.Tensor]]:
-        """Draw ``batch_size`` rows (or sequences of ``sequence_length`` consecutive timesteps of one env).
-
-        Sequences may cross episode ends or the circular write position [compat]. Uses torch's global RNG.
-        """
-        size = len(self)
-        if sequence_length > 1:
-            # rows of the same environment are num_envs apart in the flat view
-            offsets = torch.arange(0, self.num_envs * sequence_length, self.num_envs)
-            size -= int(offsets[-1])
-        if size <= 0:
-            raise ValueError(
-                f"RandomMemory.sample: the memory holds {len(self)} samples, not enough for sequence_length="
-                f"{sequence_length}: add samples before sampling"
-            )
-        if self._replacement:
-            indexes = torch.randint(0, size, (batch_size,))
-        else:
-            indexes = torch.randperm(size, dtype=torch.long)[:batch_size]
-        if sequence_length > 1:
-            indexes = (offsets[None, :] + indexes[:, None]).reshape(-1)
-        self.sampling_indexes = indexes
-        return self.sample_by_index(names=names, indexes=indexes, mini_batches=mini_batches)
+        """Draw ``batch_size`` rows (or sequences of ``sequence_length`` consecutive timesteps of one env, so
+        ``batch_size * sequence_length`` rows), split into ``mini_batches``."""
+        return self._sample_uniform(names, batch_size, mini_batches, sequence_length, self._replacement)
