@@ -53,7 +53,8 @@ class WritePlan(NamedTuple):
     """Where one ``add_samples`` call writes, and the cursor after it.
 
     :param leading_shape: the shape every tensor of the call must have before the buffer's item shape.
-    :param pieces: ``(target, source)`` pairs: ``buffer[target] = tensor[source]``.
+    :param pieces: ``(target, source)`` pairs: ``buffer[target] = tensor[source]`` (the whole tensor when
+        ``source`` is ``None``).
     :param memory_index: ``memory_index`` after the write.
     :param env_index: ``env_index`` after the write.
     :param wrapped: the write reached the end of the buffers (the memory is then ``filled``).
@@ -159,7 +160,7 @@ class MemoryIndex:
         count = shape[0] if shape else 0
         time, env = self.memory_index, self.env_index
         if len(shape) > 1 and count == self.num_envs:
-            return self._plan((count,), ((time, slice(None)),), time + 1, env)
+            return self._plan((count,), ((time, None),), time + 1, env)
         if len(shape) > 1 and count < self.num_envs:
             end = env + count
             if end > self.num_envs:
@@ -168,11 +169,11 @@ class MemoryIndex:
                     f"{self.num_envs}: complete the current timestep (num_envs - env_index = {self.num_envs - env} "
                     "samples) first"
                 )
-            return self._plan((count,), (((time, slice(env, end)), slice(None)),), time, end)
+            return self._plan((count,), (((time, slice(env, end)), None),), time, end)
         if len(shape) > 1 and self.num_envs == 1:
             return self._plan_timesteps(count)
         if len(shape) == 1:
-            return self._plan((), (((time, env), Ellipsis),), time, env + 1)
+            return self._plan((), (((time, env), None),), time, env + 1)
         raise ValueError(
             f"Memory.add_samples: the reference tensor has shape {shape} but the memory expects (num_envs="
             f"{self.num_envs}, size): give one row per environment"
@@ -189,7 +190,8 @@ class MemoryIndex:
         skipped = max(0, count - self.memory_size)
         start = (self.memory_index + skipped) % self.memory_size
         first = min(count - skipped, self.memory_size - start)
-        pieces = [((slice(start, start + first), 0), slice(skipped, skipped + first))]
+        # whole tensor when it fits without wrapping (the common case)
+        pieces = [((slice(start, start + first), 0), slice(skipped, skipped + first) if first < count else None)]
         if skipped + first < count:
             pieces.append(((slice(0, count - skipped - first), 0), slice(skipped + first, count)))
         end = self.memory_index + count
@@ -271,6 +273,7 @@ class MemoryBase(MemoryIndex):
         self.tensors: Dict[str, Any] = {}
         self.tensors_view: Dict[str, Any] = {}
         self.tensors_keep_dimensions: Dict[str, bool] = {}
+        self._item_shapes: Dict[str, Tuple[int, ...]] = {}  # each buffer's shape after (memory_size, num_envs)
         self.sampling_indexes: Optional[np.ndarray] = None
         self.export = export
         self.export_format = EXPORT_FORMATS[export_format]
@@ -401,6 +404,7 @@ class MemoryBase(MemoryIndex):
         self.tensors[name] = buffer
         self.tensors_view[name] = buffer.reshape(-1, *shape)  # a view: the buffer is contiguous
         self.tensors_keep_dimensions[name] = bool(keep_dimensions)
+        self._item_shapes[name] = shape
         for tensor in self.tensors.values():
             self._fill_nan(tensor)
         return True
@@ -428,11 +432,11 @@ class MemoryBase(MemoryIndex):
             buffer = self.tensors.get(name)
             if buffer is None:
                 continue
-            reshape = conformed_shape(name, tuple(tensor.shape), (*plan.leading_shape, *buffer.shape[2:]))
-            if reshape is not None:
-                tensor = tensor.reshape(reshape)
+            expected = plan.leading_shape + self._item_shapes[name]
+            if tensor.shape != expected:
+                tensor = tensor.reshape(conformed_shape(name, tuple(tensor.shape), expected))
             for target, source in plan.pieces:
-                self._write(buffer, target, tensor[source])
+                self._write(buffer, target, tensor if source is None else tensor[source])
         if self.commit(plan) and self.export:
             self.save(directory=self.export_directory, format=self.export_format)
 

@@ -26,14 +26,14 @@ def test_construction_and_env_major_sequence_order():
 def test_full_batches_move_one_timestep_and_wrap():
     index = MemoryIndex(memory_size=3, num_envs=2)
     plan, wrapped = _write(index, (2, 4))
-    assert plan.leading_shape == (2,) and plan.pieces == ((0, slice(None)),) and not wrapped
+    assert plan.leading_shape == (2,) and plan.pieces == ((0, None),) and not wrapped
     assert (index.memory_index, index.env_index, len(index)) == (1, 0, 2)
     _write(index, (2, 4))
     plan, wrapped = _write(index, (2, 4))
-    assert plan.pieces == ((2, slice(None)),) and wrapped
+    assert plan.pieces == ((2, None),) and wrapped
     assert (index.memory_index, index.filled, len(index)) == (0, True, 6)
     plan, wrapped = _write(index, (2, 4))
-    assert plan.pieces == ((0, slice(None)),) and not wrapped and len(index) == 6
+    assert plan.pieces == ((0, None),) and not wrapped and len(index) == 6
     index.reset()
     assert (index.memory_index, index.env_index, index.filled, len(index)) == (0, 0, False, 0)
 
@@ -41,16 +41,16 @@ def test_full_batches_move_one_timestep_and_wrap():
 def test_partial_batches_and_single_samples_fill_env_slots():
     index = MemoryIndex(memory_size=2, num_envs=3)
     plan, _ = _write(index, (2, 4))
-    assert plan.leading_shape == (2,) and plan.pieces == (((0, slice(0, 2)), slice(None)),)
+    assert plan.leading_shape == (2,) and plan.pieces == (((0, slice(0, 2)), None),)
     assert (index.memory_index, index.env_index, len(index)) == (0, 2, 2)
     plan, _ = _write(index, (4,))  # one slot: the last of timestep 0
-    assert plan.leading_shape == () and plan.pieces == (((0, 2), Ellipsis),)
+    assert plan.leading_shape == () and plan.pieces == (((0, 2), None),)
     assert (index.memory_index, index.env_index, len(index)) == (1, 0, 3)
     _write(index, (2, 4))
     with pytest.raises(ValueError, match=r"2 samples from environment slot 2 exceed num_envs=3"):
         index.plan_write((2, 4))
     plan, wrapped = _write(index, (1, 4))  # completes the last timestep: wraps
-    assert plan.pieces == (((1, slice(2, 3)), slice(None)),) and wrapped
+    assert plan.pieces == (((1, slice(2, 3)), None),) and wrapped
     assert (index.memory_index, index.env_index, index.filled, len(index)) == (0, 0, True, 6)
 
 
@@ -66,11 +66,11 @@ def test_other_shapes_are_rejected_with_the_expected_layout():
     "start, count, pieces, memory_index, wrapped",
     [
         # rows 0..2 from 0: no wrap
-        (0, 3, [((slice(0, 3), 0), slice(0, 3))], 3, False),
+        (0, 3, [((slice(0, 3), 0), None)], 3, False),
         # 4 from row 3 of 5: rows 3, 4 then 0, 1
         (3, 4, [((slice(3, 5), 0), slice(0, 2)), ((slice(0, 2), 0), slice(2, 4))], 2, True),
         # exactly to the end: wraps to 0
-        (2, 3, [((slice(2, 5), 0), slice(0, 3))], 0, True),
+        (2, 3, [((slice(2, 5), 0), None)], 0, True),
         # 7 from 0: samples 0, 1 are overwritten by 5, 6; sample i ends in row i % 5
         (0, 7, [((slice(2, 5), 0), slice(2, 5)), ((slice(0, 2), 0), slice(5, 7))], 2, True),
         # 12 from 3: only samples 7..11 survive, sample i in row (3 + i) % 5
@@ -90,7 +90,7 @@ def test_many_timesteps_of_one_env_wrap_around(start, count, pieces, memory_inde
 def test_a_row_per_timestep_is_a_full_batch_for_one_env():
     index = MemoryIndex(memory_size=4, num_envs=1)
     plan, _ = _write(index, (1, 3))
-    assert plan.pieces == ((0, slice(None)),) and index.memory_index == 1
+    assert plan.pieces == ((0, None),) and index.memory_index == 1
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ class Memory(MemoryBase):
             buffer.fill(np.nan)
 
     def _write(self, buffer: np.ndarray, target: Any, tensor: Any) -> None:
-        buffer[target] = _to_host(tensor)
+        buffer[target] = tensor if isinstance(tensor, np.ndarray) else _to_host(tensor)
 
     def _gather(self, view: np.ndarray, rows: Rows) -> np.ndarray:
         return view[rows]

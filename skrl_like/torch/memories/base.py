@@ -44,8 +44,8 @@ class Memory(MemoryBase):
             buffer.fill_(float("nan"))
 
     def _write(self, buffer: torch.Tensor, target: Any, tensor: Any) -> None:
-        with torch.no_grad():  # samples may still carry a graph: store their values only
-            buffer[target].copy_(tensor if isinstance(tensor, torch.Tensor) else torch.as_tensor(tensor))
+        # samples may still carry a graph: store their values only
+        buffer[target].copy_(tensor.detach() if isinstance(tensor, torch.Tensor) else torch.as_tensor(tensor))
 
     def _gather(self, view: torch.Tensor, rows: Rows) -> torch.Tensor:
         if isinstance(rows, slice):
