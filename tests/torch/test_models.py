@@ -298,6 +298,19 @@ def test_multicategorical_never_samples_padding_and_has_finite_gradients():
     assert torch.isfinite(model.net_output.grad).all()
 
 
+def test_multicategorical_entropy_gradient_is_finite_for_any_scale_with_padding():
+    # found by tests/torch/test_ppo_properties.py: nvec [1, 2] pads component 0 with a -inf logit; the gradient of
+    # p log p at that class was (scale * float32 min) * 0 = inf * 0 = NaN once the entropy scale exceeded 1
+    nvec = [1, 2]
+    model = FixedMultiCategorical(torch.tensor([[0.3, 0.1, -0.4]]), nvec)
+    model.act({"states": states(1)})
+    (-2.0 * model.get_entropy()).sum().backward()
+    p = torch.softmax(torch.tensor([0.1, -0.4]), -1)
+    # d(-2 H)/dz_j = 2 p_j (log p_j + H) for the 2-class component; the 1-class component has no gradient
+    expected = torch.cat([torch.zeros(1), 2 * p * (p.log() - (p * p.log()).sum())])
+    torch.testing.assert_close(model.net_output.grad[0], expected)
+
+
 def test_multicategorical_probabilities():
     nvec = [2, 3]
     probs = torch.tensor([[0.25, 0.75, 0.2, 0.2, 0.6]])
@@ -577,3 +590,22 @@ def test_categorical_sampling_frequencies_match_the_probabilities():
     counts = torch.bincount(sample_classes(probs).view(-1), minlength=4).double() / 200_000
     assert counts[1] == 0  # a zero-probability class is never drawn
     torch.testing.assert_close(counts, torch.tensor([0.1, 0.0, 0.6, 0.3], dtype=torch.double), atol=4e-3, rtol=0)
+
+
+@pytest.mark.parametrize("mixin", [GaussianMixin, MultivariateGaussianMixin, DeterministicMixin])
+def test_clip_actions_with_a_multidimensional_box_clamps_flat_actions(mixin):
+    # found by tests/torch/test_ppo_properties.py: the bounds kept the space's (2, 1) shape and could not broadcast
+    # against (batch, 2) actions
+    space = gymnasium.spaces.Box(np.array([[-1.0], [0.0]]), np.array([[1.0], [0.5]]), dtype=np.float32)
+
+    class Clipped(mixin, Model):
+        def __init__(self):
+            Model.__init__(self, OBSERVATION_SPACE, space, "cpu")
+            mixin.__init__(self, clip_actions=True)
+
+        def compute(self, inputs, role=""):
+            mean = torch.tensor([[5.0, -5.0], [0.5, 0.25], [-5.0, 5.0]])
+            return (mean, {}) if mixin is DeterministicMixin else (mean, torch.full((2,), -20.0), {})
+
+    actions, _, _ = Clipped().act({"states": states(3)})
+    torch.testing.assert_close(actions, torch.tensor([[1.0, 0.0], [0.5, 0.25], [-1.0, 0.5]]), atol=1e-6, rtol=0)

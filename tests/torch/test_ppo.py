@@ -603,3 +603,27 @@ def test_config_values_are_checked_with_the_fix_named(key, value, fix):
     env = cartpole()
     with pytest.raises(ValueError, match=f"PPO cfg.*{key}.* must be .*{re.escape(fix)}"):
         make_ppo(env, **{key: value})
+
+
+def test_kl_early_stopping_at_the_first_mini_batch_of_every_epoch_skips_the_update_without_error():
+    # found by tests/torch/test_ppo_properties.py: with no optimizer step at all the update stacked an empty list.
+    # The state statistics move in the first epoch, so the KL of the first mini-batch is > 0 > 1e-20: every epoch stops
+    from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(
+        env,
+        rollouts=4,
+        kl_threshold=1e-20,
+        state_preprocessor=RunningStandardScaler,
+        state_preprocessor_kwargs={"size": 4},
+    )
+    agent.init(trainer_cfg={"timesteps": 4})
+    steps = count_steps(agent)
+    before = [p.detach().clone() for p in agent.policy.parameters()]
+    drive(agent, env, 4)
+    assert steps == []
+    assert all(torch.equal(b, p) for b, p in zip(before, agent.policy.parameters()))
+    assert [float(v) for v in agent.tracking_data["Loss / Policy loss"]] == [0.0]  # skrl: 0 over the planned batches
+    assert [float(v) for v in agent.tracking_data["Loss / Value loss"]] == [0.0]

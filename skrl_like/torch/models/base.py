@@ -92,8 +92,9 @@ def register_action_bounds(model: Any, prefix: str, clip_actions: bool) -> bool:
     """
     space = model.action_space
     effective = bool(clip_actions) and isinstance(space, gymnasium.Space) and hasattr(space, "low")
-    low = torch.tensor(space.low, device=model.device, dtype=torch.float32) if effective else None
-    high = torch.tensor(space.high, device=model.device, dtype=torch.float32) if effective else None
+    # flat, as the actions are (batch, num_actions) whatever the space's shape
+    low = torch.tensor(space.low.reshape(-1), device=model.device, dtype=torch.float32) if effective else None
+    high = torch.tensor(space.high.reshape(-1), device=model.device, dtype=torch.float32) if effective else None
     model.register_buffer(f"{prefix}clip_actions_min", low, persistent=False)
     model.register_buffer(f"{prefix}clip_actions_max", high, persistent=False)
     return effective

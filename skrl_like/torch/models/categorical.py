@@ -26,12 +26,15 @@ def normalized_log_probabilities(net_output: torch.Tensor, unnormalized_log_prob
 
 
 def entropy_from(probs: torch.Tensor, log_probs: torch.Tensor) -> torch.Tensor:
-    """``-sum(p log p)`` over the last axis, with ``-inf`` log-probabilities (impossible classes) counting 0.
+    """``-sum(p log p)`` over the last axis, with classes of probability 0 (``-inf`` logits, padding) counting 0.
+
+    Masking ``log p`` to 0 where ``p == 0`` (rather than clamping it to the float minimum) keeps the gradient
+    finite: with a clamp, ``d(p log p)/dp`` is the float minimum, which any scale above 1 turns into ``inf * 0``.
 
     :param probs: class probabilities.
     :param log_probs: their logarithms.
     """
-    return -(log_probs.clamp(min=torch.finfo(log_probs.dtype).min) * probs).sum(dim=-1)
+    return -(torch.where(probs > 0, log_probs, 0.0) * probs).sum(dim=-1)
 
 
 def sample_classes(probs: torch.Tensor) -> torch.Tensor:

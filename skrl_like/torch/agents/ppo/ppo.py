@@ -274,9 +274,11 @@ class PPO(Agent):
                 kl_divergences = [kl / config.torch.world_size]
             step_scheduler(self.scheduler, kl_divergences)
 
-        self._check_update(timestep, losses, stepped_finite)
+        # KL early stopping at the first mini-batch of every epoch leaves no step: nothing to check, zero losses
+        if losses:
+            self._check_update(timestep, losses, stepped_finite)
         # losses are averaged over every planned mini-batch, also when KL early stopping skipped some [compat]
-        totals = torch.stack(losses).sum(dim=0) / (cfg["learning_epochs"] * cfg["mini_batches"])
+        totals = sum(losses, torch.zeros(3, device=self.device)) / (cfg["learning_epochs"] * cfg["mini_batches"])
         self.track_data("Loss / Policy loss", totals[0])
         self.track_data("Loss / Value loss", totals[1])
         if cfg["entropy_loss_scale"]:
