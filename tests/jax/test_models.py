@@ -367,6 +367,51 @@ def test_random_act_shapes_and_bounds():
         Linear(OBSERVATIONS, gymnasium.spaces.MultiDiscrete([2, 2])).random_act({"states": states()})
 
 
+UNBOUNDED_SPACES = {
+    "both infinite": gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32),
+    "half-bounded and mixed": gymnasium.spaces.Box(
+        np.array([0.0, -np.inf, -1.0, -np.inf], np.float32), np.array([np.inf, 2.0, 1.0, np.inf], np.float32)
+    ),
+    "2-d, near the float32 limits": gymnasium.spaces.Box(
+        np.array([[-3e38], [3e38]], np.float32), np.array([[3e38], [np.inf]], np.float32)
+    ),
+}
+
+
+@pytest.mark.parametrize("space", UNBOUNDED_SPACES.values(), ids=UNBOUNDED_SPACES.keys())
+def test_random_act_with_infinite_bounds_gives_finite_actions_inside_the_space(space):
+    # skrl called np.random.uniform(-inf, inf): OverflowError
+    np.random.seed(0)
+    actions, log_prob, outputs = Linear(OBSERVATIONS, space).random_act({"states": states(batch=1000)})
+    assert actions.shape == (1000, space.low.size) and actions.dtype == np.float32
+    assert log_prob is None and outputs == {}
+    actions = np.asarray(actions)
+    assert np.isfinite(actions).all()
+    assert (actions >= space.low.reshape(-1)).all() and (actions <= space.high.reshape(-1)).all()
+
+
+def test_random_act_rule_per_kind_of_bound():
+    # uniform in [-1, 1] (mean 0, variance 1/3); standard normal (mean 0, variance 1);
+    # 0 + Exponential(1) (mean 1, variance 1); 2 - Exponential(1) (mean 1, variance 1)
+    np.random.seed(0)
+    space = gymnasium.spaces.Box(
+        np.array([-1.0, -np.inf, 0.0, -np.inf], np.float32), np.array([1.0, np.inf, np.inf, 2.0], np.float32)
+    )
+    actions = np.asarray(Linear(OBSERVATIONS, space).random_act({"states": states(batch=200_000)})[0], np.float64)
+    np.testing.assert_allclose(actions.mean(0), [0.0, 0.0, 1.0, 1.0], atol=0.01)
+    np.testing.assert_allclose(actions.var(0), [1 / 3, 1.0, 1.0, 1.0], atol=0.02)
+    assert (actions[:, 2] >= 0).all() and (actions[:, 3] <= 2).all() and (actions[:, 1] < 0).any()
+
+
+def test_random_act_draws_each_dimension_from_its_own_bounds():
+    np.random.seed(0)
+    space = gymnasium.spaces.Box(np.array([-1.0, 0.0], np.float32), np.array([2.0, 5.0], np.float32))
+    actions = np.asarray(Linear(OBSERVATIONS, space).random_act({"states": states(batch=2000)})[0])
+    first, second = actions[:, 0], actions[:, 1]  # skrl 1.4.3 drew both from dimension 0's [-1, 2]
+    assert first.min() >= -1.0 and first.max() <= 2.0 and first.min() < -0.9 and first.max() > 1.9
+    assert second.min() >= 0.0 and second.max() <= 5.0 and second.min() < 0.1 and second.max() > 4.9
+
+
 def test_usage_errors():
     model = Linear(OBSERVATIONS, ACTIONS)
     with pytest.raises(RuntimeError, match="init_state_dict"):

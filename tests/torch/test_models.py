@@ -351,12 +351,52 @@ def test_random_act_shapes_and_ranges():
         "cpu",
     )
     actions, _, _ = box.random_act({"states": states(2000)})
-    assert actions.shape == (2000, 2)
-    # [compat] every dimension is drawn from the bounds of the first one: [-1, 2]
-    assert actions.min() >= -1.0 and actions.max() <= 2.0 and actions.min() < -0.9 and actions.max() > 1.9
+    assert actions.shape == (2000, 2) and actions.dtype == torch.float32
+    # each dimension from its own bounds (skrl 1.4.3 used those of dimension 0 for all: [-1, 2])
+    first, second = actions[:, 0], actions[:, 1]
+    assert first.min() >= -1.0 and first.max() <= 2.0 and first.min() < -0.9 and first.max() > 1.9
+    assert second.min() >= 0.0 and second.max() <= 5.0 and second.min() < 0.1 and second.max() > 4.9
 
     with pytest.raises(NotImplementedError, match="random_act"):
         Model(OBSERVATION_SPACE, gymnasium.spaces.MultiDiscrete([2, 2]), "cpu").random_act({"states": states(2)})
+
+
+UNBOUNDED_SPACES = {
+    "both infinite": gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32),
+    "half-bounded and mixed": gymnasium.spaces.Box(
+        np.array([0.0, -np.inf, -1.0, -np.inf], np.float32), np.array([np.inf, 2.0, 1.0, np.inf], np.float32)
+    ),
+    "2-d, near the float32 limits": gymnasium.spaces.Box(
+        np.array([[-3e38], [3e38]], np.float32), np.array([[3e38], [np.inf]], np.float32)
+    ),
+}
+
+
+@pytest.mark.parametrize("space", UNBOUNDED_SPACES.values(), ids=UNBOUNDED_SPACES.keys())
+def test_random_act_with_infinite_bounds_gives_finite_actions_inside_the_space(space):
+    # skrl drew torch.rand * (inf - -inf) + -inf: NaN actions sent to the environment
+    actions, log_prob, outputs = Model(OBSERVATION_SPACE, space, "cpu").random_act({"states": states(1000)})
+    assert actions.shape == (1000, space.low.size) and actions.dtype == torch.float32
+    assert log_prob is None and outputs == {}
+    assert torch.isfinite(actions).all()
+    low, high = torch.tensor(space.low.reshape(-1)), torch.tensor(space.high.reshape(-1))
+    assert (actions >= low).all() and (actions <= high).all()
+
+
+def test_random_act_rule_per_kind_of_bound():
+    # uniform in [-1, 1] (mean 0, variance 1/3); standard normal (mean 0, variance 1);
+    # 0 + Exponential(1) (mean 1, variance 1); 2 - Exponential(1) (mean 1, variance 1)
+    space = gymnasium.spaces.Box(
+        np.array([-1.0, -np.inf, 0.0, -np.inf], np.float32), np.array([1.0, np.inf, np.inf, 2.0], np.float32)
+    )
+    actions = Model(OBSERVATION_SPACE, space, "cpu").random_act({"states": states(200_000)})[0].double()
+    torch.testing.assert_close(
+        actions.mean(0), torch.tensor([0.0, 0.0, 1.0, 1.0], dtype=torch.double), atol=0.01, rtol=0
+    )
+    torch.testing.assert_close(
+        actions.var(0), torch.tensor([1 / 3, 1.0, 1.0, 1.0], dtype=torch.double), atol=0.02, rtol=0
+    )
+    assert (actions[:, 2] >= 0).all() and (actions[:, 3] <= 2).all() and (actions[:, 1] < 0).any()
 
 
 def test_set_mode():

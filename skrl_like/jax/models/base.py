@@ -19,6 +19,7 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like._logging import logger
+from skrl_like.core.random_actions import box_sampling
 from skrl_like.core.spaces import compute_space_size
 
 _REDUCTIONS = ("mean", "sum", "prod", "none")
@@ -218,17 +219,29 @@ class Model(flax.linen.Module):
         raise NotImplementedError("The action to be taken by the agent is provided by a mixin (e.g. GaussianMixin)")
 
     def random_act(self, inputs: Mapping[str, Any], role: str = "", params: Any = None) -> tuple[Any, None, dict]:
-        """Uniform random actions with NumPy's global RNG (seeded by ``set_seed``).
+        """Random actions with NumPy's global RNG (seeded by ``set_seed``): always finite and inside the space.
 
-        ``Box`` spaces draw every dimension from the bounds of dimension 0 (skrl behaviour).
+        ``Discrete``: uniform over the actions. ``Box``: each dimension from its own bounds, uniform where both
+        are finite, standard normal where both are infinite, ``low + e`` / ``high - e`` with ``e ~ Exponential(1)``
+        where only one is (the rule of :mod:`skrl_like.core.random_actions`, the same in both backends).
         """
         batch_size = np.shape(inputs["states"])[0]
         if isinstance(self.action_space, gymnasium.spaces.Discrete):
             actions = np.random.randint(self.action_space.n, size=(batch_size, 1))
         elif isinstance(self.action_space, gymnasium.spaces.Box):
-            low = float(np.ravel(self.action_space.low)[0])
-            high = float(np.ravel(self.action_space.high)[0])
-            actions = np.random.uniform(low, high, (batch_size, self.num_actions)).astype(np.float32)
+            box = self.__dict__.get("_random_box")
+            if box is None:
+                box = box_sampling(self.action_space)
+                object.__setattr__(self, "_random_box", box)
+            shape = (batch_size, self.num_actions)
+            uniform = np.random.random_sample(shape).astype(np.float32)
+            actions = (1 - uniform) * box.low + uniform * box.high
+            if box.any_exponential:
+                exponential = np.random.standard_exponential(shape).astype(np.float32)
+                actions = np.where(box.is_uniform, actions, box.origin + box.direction * exponential)
+            if box.any_normal:
+                actions = np.where(box.is_normal, np.random.standard_normal(shape).astype(np.float32), actions)
+            actions = np.clip(actions, box.space_low, box.space_high)
         else:
             raise NotImplementedError(f"random_act does not support the action space {self.action_space!r}")
         if self._jax:

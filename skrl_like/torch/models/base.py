@@ -9,9 +9,11 @@ import zipfile
 from typing import Any, Callable, Mapping, Sequence, Union
 
 import gymnasium
+import numpy as np
 import torch
 
 from skrl_like import config, logger
+from skrl_like.core.random_actions import BoxSampling, box_sampling
 from skrl_like.core.spaces import compute_space_size
 
 # per-mixin caches of the last act call (see each mixin)
@@ -128,7 +130,7 @@ class Model(torch.nn.Module):
         self.action_space = action_space
         self.num_observations = None if observation_space is None else compute_space_size(observation_space)
         self.num_actions = None if action_space is None else compute_space_size(action_space)
-        self._random_bounds: tuple[float, float] | None = None
+        self._random_box: BoxSampling | None = None  # the Box sampling arrays as tensors, built on first use
 
     # --- to be provided by the user / the mixins -----------------------------------------------------------
 
@@ -177,9 +179,11 @@ class Model(torch.nn.Module):
     # --- exploration and initialisation --------------------------------------------------------------------
 
     def random_act(self, inputs: Mapping[str, Any], role: str = "") -> ActOutput:
-        """Uniformly random actions, used by agents during their ``random_timesteps``.
+        """Random actions, used by agents during their ``random_timesteps``: always finite and inside the space.
 
-        A ``Box`` space is sampled from the bounds of its first component for every dimension (as skrl does).
+        ``Discrete``: uniform over the actions. ``Box``: each dimension from its own bounds, uniform where both
+        are finite, standard normal where both are infinite, ``low + e`` / ``high - e`` with ``e ~ Exponential(1)``
+        where only one is (the rule of :mod:`skrl_like.core.random_actions`, the same in both backends).
 
         :param inputs: model inputs; only the batch size of ``inputs["states"]`` is used.
         :param role: calling role (unused).
@@ -189,12 +193,25 @@ class Model(torch.nn.Module):
         if isinstance(space, gymnasium.spaces.Discrete):
             return torch.randint(int(space.n), (batch, 1), device=self.device), None, {}
         if isinstance(space, gymnasium.spaces.Box):
-            if self._random_bounds is None:
-                low = float(space.low.reshape(-1)[0])
-                self._random_bounds = (low, float(space.high.reshape(-1)[0]) - low)
-            low, width = self._random_bounds
-            uniform = torch.rand((batch, self.num_actions), device=self.device)
-            return uniform.mul_(width).add_(low), None, {}
+            if self._random_box is None:
+                arrays = box_sampling(space)
+                self._random_box = arrays._replace(
+                    **{
+                        name: torch.as_tensor(value, device=self.device)
+                        for name, value in arrays._asdict().items()
+                        if isinstance(value, np.ndarray)
+                    }
+                )
+            box = self._random_box
+            shape = (batch, self.num_actions)
+            uniform = torch.rand(shape, device=self.device)
+            actions = (1 - uniform) * box.low + uniform * box.high
+            if box.any_exponential:
+                exponential = torch.empty(shape, device=self.device).exponential_()
+                actions = torch.where(box.is_uniform, actions, box.origin + box.direction * exponential)
+            if box.any_normal:
+                actions = torch.where(box.is_normal, torch.randn(shape, device=self.device), actions)
+            return torch.clamp(actions, box.space_low, box.space_high), None, {}
         raise NotImplementedError(
             f"random_act supports Discrete and Box action spaces, not {type(space).__name__}: "
             "set the agent's random_timesteps to 0 or override random_act"
