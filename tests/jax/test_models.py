@@ -412,6 +412,30 @@ def test_random_act_draws_each_dimension_from_its_own_bounds():
     assert second.min() >= 0.0 and second.max() <= 5.0 and second.min() < 0.1 and second.max() > 4.9
 
 
+def test_load_checks_the_whole_file_before_changing_anything(tmp_path):
+    model = Linear(OBSERVATIONS, ACTIONS)
+    model.init_state_dict("value", key=jax.random.PRNGKey(1))
+    before = jax.tree_util.tree_map(np.asarray, model.state_dict.params)
+
+    wider = Linear(OBSERVATIONS, gymnasium.spaces.Box(-1.0, 1.0, (5,)))  # kernel (3, 5), bias (5,)
+    wider.init_state_dict("value", key=jax.random.PRNGKey(2))
+    path = str(tmp_path / "wider.flax")
+    wider.save(path)
+    with pytest.raises(ValueError, match=r"does not match this Linear.*kernel: shape \(3, 5\) in the checkpoint"):
+        model.load(path)
+
+    as_float16 = jax.tree_util.tree_map(lambda x: x.astype(jnp.float16), model.state_dict.params)
+    model.save(path, model.state_dict.replace(params=as_float16))
+    with pytest.raises(ValueError, match="dtype float16 in the checkpoint, float32 here"):
+        model.load(path)
+
+    (tmp_path / "garbage.flax").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="garbage.flax' could not be read as a model checkpoint.*corrupt"):
+        model.load(str(tmp_path / "garbage.flax"))
+    for got, expected in zip(jax.tree_util.tree_leaves(model.state_dict.params), jax.tree_util.tree_leaves(before)):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_usage_errors():
     model = Linear(OBSERVATIONS, ACTIONS)
     with pytest.raises(RuntimeError, match="init_state_dict"):

@@ -470,6 +470,35 @@ def test_freeze_save_load(tmp_path):
     assert not other.training
 
 
+def test_load_checks_the_whole_file_before_changing_anything(tmp_path):
+    # load_state_dict copies the entries that fit before raising for the ones that do not: a half-loaded model
+    model = TwoLayer()
+    before = copy.deepcopy(model.state_dict())
+    path = str(tmp_path / "model.pt")
+    other = TwoLayer()
+    other.second = nn.Linear(1, 2, bias=False)  # "first" fits, "second.weight" is (2, 1)
+    with torch.no_grad():
+        other.first.weight.fill_(7.0)
+    other.save(path)
+    with pytest.raises(
+        ValueError, match=r"does not match this TwoLayer \(second.weight: shape \(2, 1\) in the checkpoint"
+    ):
+        model.load(path)
+
+    torch.save({**before, "first.bias": before["first.bias"].double()}, path)
+    with pytest.raises(ValueError, match="first.bias: dtype torch.float64 in the checkpoint, torch.float32 here"):
+        model.load(path)
+    torch.save({"first.weight": before["first.weight"], "third.weight": before["first.weight"]}, path)
+    with pytest.raises(ValueError, match=r"missing \['first.bias', 'second.weight'\]; unexpected \['third.weight'\]"):
+        model.load(path)
+
+    (tmp_path / "garbage.pt").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="garbage.pt' could not be read as a model checkpoint.*corrupt"):
+        model.load(str(tmp_path / "garbage.pt"))
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(tensor, before[name], rtol=0, atol=0)
+
+
 def test_migrate_auto_mapping_and_ambiguity():
     model = TwoLayer()
     external = {"a.weight": torch.full((1, 1), 7.0), "a.bias": torch.full((1,), 8.0), "b": torch.zeros(3)}

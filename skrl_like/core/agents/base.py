@@ -104,8 +104,16 @@ class AgentCore:
     def _read_states(self, path: str) -> Any:
         raise NotImplementedError
 
+    def _check_state(self, name: str, module: Any, state: Any) -> Any:
+        """Check that ``state`` fits ``module`` without changing anything; return it ready for :meth:`_restore_state`.
+
+        :raises ValueError: naming every entry whose key, shape or dtype differs (wrapped by :meth:`load`).
+        :raises NotImplementedError: ``module`` cannot load a state.
+        """
+        raise NotImplementedError
+
     def _restore_state(self, name: str, module: Any, state: Any) -> None:
-        """Load ``state`` into ``module``; raise on a mismatch (wrapped by :meth:`load`)."""
+        """Load a state that :meth:`_check_state` returned into ``module``."""
         raise NotImplementedError
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
@@ -298,7 +306,8 @@ class AgentCore:
         """Load a file written by :meth:`save` or a whole-agent checkpoint.
 
         :raises FileNotFoundError: ``path`` does not exist.
-        :raises ValueError: the file is corrupt, not an agent checkpoint, or does not match this agent.
+        :raises ValueError: the file is corrupt, not an agent checkpoint, or does not match this agent; every module
+            is checked (keys, shapes, dtypes) before any is loaded, so then the agent is left unchanged.
         """
         if not os.path.isfile(path):
             raise FileNotFoundError(f"Checkpoint '{path}' does not exist")
@@ -320,17 +329,26 @@ class AgentCore:
                 f"Checkpoint '{path}' has modules {sorted(states)}, none of which this "
                 f"{type(self).__name__} has ({sorted(self.checkpoint_modules)})"
             )
-        for name in unknown:
-            logger.warning(f"Cannot load the '{name}' module: {type(self).__name__} has no such module")
-        for name in sorted(set(self.checkpoint_modules) - set(states)):
-            logger.warning(f"Checkpoint '{path}' has no '{name}' module: it keeps its current state")
+        # every module is checked before any is changed: a mismatch leaves the whole agent as it was
+        checked, mismatches = {}, []
         for name, state in states.items():
             if name not in self.checkpoint_modules:
                 continue
             try:
-                self._restore_state(name, self.checkpoint_modules[name], state)
+                checked[name] = self._check_state(name, self.checkpoint_modules[name], state)
             except (RuntimeError, ValueError, KeyError, TypeError) as error:
-                raise ValueError(f"Checkpoint '{path}' does not match this agent's '{name}' module: {error}") from error
+                mismatches.append(f"'{name}' module ({error})")
+        if mismatches:
+            raise ValueError(
+                f"Checkpoint '{path}' does not match this agent's {' and '.join(mismatches)}; nothing was loaded: "
+                "build the agent with the models, preprocessors and optimizers of the agent that saved it"
+            )
+        for name in unknown:
+            logger.warning(f"Cannot load the '{name}' module: {type(self).__name__} has no such module")
+        for name in sorted(set(self.checkpoint_modules) - set(states)):
+            logger.warning(f"Checkpoint '{path}' has no '{name}' module: it keeps its current state")
+        for name, state in checked.items():
+            self._restore_state(name, self.checkpoint_modules[name], state)
 
     def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
         raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")

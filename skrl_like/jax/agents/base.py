@@ -12,11 +12,11 @@ from typing import Any, BinaryIO
 
 import flax.serialization
 import jax
-import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
 from skrl_like.jax.agents.tracking import EpisodeTracker
+from skrl_like.jax.models.base import restore_tree
 
 
 class Agent(AgentCore):
@@ -53,24 +53,16 @@ class Agent(AgentCore):
         with open(path, "rb") as file:
             return pickle.load(file)
 
-    def _restore_state(self, name: str, module: Any, state: Any) -> None:
-        current = self._get_internal_value(module)
-        restored = flax.serialization.from_bytes(current, state)
-        mismatched = [
-            f"{jax.tree_util.keystr(path)}: checkpoint {np.shape(new)} vs agent {np.shape(old)}"
-            for (path, old), new in zip(
-                jax.tree_util.tree_leaves_with_path(current), jax.tree_util.tree_leaves(restored)
-            )
-            if np.shape(old) != np.shape(new)
-        ]
-        if mismatched:
-            raise ValueError("shapes differ: " + "; ".join(mismatched))
-        if hasattr(module, "state_dict"):
-            module.state_dict = module.state_dict.replace(params=restored)
-        elif hasattr(module, "state"):
-            self.checkpoint_modules[name] = module.replace(state=restored)
-        else:
+    def _check_state(self, name: str, module: Any, state: Any) -> Any:
+        if not (hasattr(module, "state_dict") or hasattr(module, "state")):
             raise NotImplementedError(f"The '{name}' module ({type(module).__name__}) cannot load a state")
+        return restore_tree(self._get_internal_value(module), state)
+
+    def _restore_state(self, name: str, module: Any, state: Any) -> None:
+        if hasattr(module, "state_dict"):
+            module.state_dict = module.state_dict.replace(params=state)
+        else:  # an optimizer: its entry rebinds the agent's attribute
+            self.checkpoint_modules[name] = module.replace(state=state)
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         return EpisodeTracker(capacity)

@@ -5,6 +5,7 @@ computation is a pure function ``model.apply(params, inputs, role)`` that agents
 differentiate. The mixins (``GaussianMixin``, ...) turn the network output into actions and log-probabilities.
 """
 
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
@@ -102,9 +103,66 @@ def _sample_flat(space: Any) -> np.ndarray | None:
     return flatten(sample)
 
 
+def restore_tree(target: Any, data: Any) -> Any:
+    """Deserialize flax bytes written from a pytree like ``target`` (``flax.serialization.to_bytes``).
+
+    :raises ValueError: ``data`` is not flax-serialized bytes, or naming every entry whose key, shape or dtype
+        differs from ``target`` (``from_bytes`` alone would accept other shapes and dtypes silently).
+    """
+    try:
+        saved = flax.serialization.msgpack_restore(data)
+    except Exception as error:
+        raise ValueError(f"not flax-serialized bytes ({type(error).__name__}: {error})") from error
+    problems = _tree_mismatches(flax.serialization.to_state_dict(target), saved, "")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return flax.serialization.from_state_dict(target, saved)
+
+
+def _tree_mismatches(expected: Any, found: Any, path: str) -> list[str]:
+    if isinstance(expected, dict) or isinstance(found, dict):
+        if not (isinstance(expected, dict) and isinstance(found, dict)):
+            return [f"{path or '/'}: a {type(found).__name__} in the checkpoint, a {type(expected).__name__} here"]
+        problems = []
+        missing = [f"{path}/{key}" for key in expected if key not in found]
+        unexpected = [f"{path}/{key}" for key in found if key not in expected]
+        if missing:
+            problems.append(f"missing {missing}")
+        if unexpected:
+            problems.append(f"unexpected {unexpected}")
+        for key in expected:
+            if key in found:
+                problems.extend(_tree_mismatches(expected[key], found[key], f"{path}/{key}"))
+        return problems
+    if expected is None or found is None:
+        return [] if expected is found else [f"{path}: {found!r} in the checkpoint, {expected!r} here"]
+    shape, dtype = np.shape(expected), getattr(expected, "dtype", None) or np.asarray(expected).dtype
+    found_shape, found_dtype = np.shape(found), getattr(found, "dtype", None) or np.asarray(found).dtype
+    if found_shape != shape:
+        return [f"{path}: shape {found_shape} in the checkpoint, {shape} here"]
+    if np.dtype(found_dtype) != np.dtype(dtype):
+        return [f"{path}: dtype {np.dtype(found_dtype)} in the checkpoint, {np.dtype(dtype)} here"]
+    return []
+
+
 @jax.jit
 def _polyak(target: Any, source: Any, polyak: jax.Array) -> Any:
     return jax.tree_util.tree_map(lambda old, new: polyak * new + (1 - polyak) * old, target, source)
+
+
+def _agent_checkpoint_modules(data: bytes) -> dict | None:
+    """The ``{name: bytes}`` of an agent checkpoint (a pickled dict, ``Agent.save``), or ``None`` for other data.
+
+    Only data that starts like a pickle (protocol 2 or later) is unpickled; flax's msgpack never starts so, except
+    for an empty dict (``0x80`` alone), which no pickle is.
+    """
+    if not data.startswith(b"\x80") or len(data) < 2:
+        return None
+    try:
+        payload = pickle.loads(data)
+    except Exception:
+        return None
+    return payload if isinstance(payload, dict) else None
 
 
 class Model(flax.linen.Module):
@@ -320,10 +378,50 @@ class Model(flax.linen.Module):
         with open(path, "wb") as file:
             file.write(flax.serialization.to_bytes(params))
 
-    def load(self, path: str) -> None:
-        """Read parameters written by ``save`` into the existing state dict and switch to eval mode."""
+    def load(self, path: str, module: str | None = None) -> None:
+        """Read parameters written by ``save`` into the existing state dict and switch to eval mode.
+
+        Nothing changes unless every entry of the file matches the model (keys, shapes, dtypes).
+
+        :param path: file to read.
+        :param module: read this module (e.g. ``"policy"``) of an agent checkpoint (a file written by
+            ``Agent.save`` or a trainer) instead of a file written by :meth:`save`.
+        :raises ValueError: the file is not a checkpoint, is an agent checkpoint and ``module`` is not given (or
+            names no module of it), or does not match this model.
+        """
         with open(path, "rb") as file:
-            params = flax.serialization.from_bytes(self._params(None), file.read())
+            data = file.read()
+        modules = _agent_checkpoint_modules(data)
+        if modules is not None:
+            names = sorted(modules, key=str)
+            if module is None:
+                example = "policy" if "policy" in modules else names[0]
+                raise ValueError(
+                    f"'{path}' is an agent checkpoint with modules {names}: load it with agent.load(path), or pass "
+                    f"the module to read into this model: model.load(path, module={example!r})"
+                )
+            if module not in modules:
+                raise ValueError(f"Agent checkpoint '{path}' has no module {module!r}: its modules are {names}")
+            data = modules[module]
+        elif module is not None:
+            raise ValueError(
+                f"'{path}' is not an agent checkpoint (Agent.save) but one model's parameters (Model.save) or "
+                "another file: load it without module="
+            )
+        try:
+            flax.serialization.msgpack_restore(data)
+        except Exception as error:
+            raise ValueError(
+                f"'{path}' could not be read as a model checkpoint ({type(error).__name__}: {error}): the file is "
+                "corrupt or was not written by Model.save / Agent.save"
+            ) from error
+        try:
+            params = restore_tree(self._params(None), data)
+        except ValueError as error:
+            raise ValueError(
+                f"'{path}' does not match this {type(self).__name__} ({error}); nothing was loaded: build the model "
+                "with the architecture that saved it"
+            ) from error
         self.state_dict = self.state_dict.replace(params=params)
         self.set_mode("eval")
 

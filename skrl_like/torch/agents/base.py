@@ -36,9 +36,20 @@ class Agent(AgentCore):
     def _read_states(self, path: str) -> Any:
         return torch.load(path, map_location=self.device, weights_only=False)
 
-    def _restore_state(self, name: str, module: Any, state: Any) -> None:
+    def _check_state(self, name: str, module: Any, state: Any) -> Any:
         if not hasattr(module, "load_state_dict"):
             raise NotImplementedError(f"The '{name}' module ({type(module).__name__}) cannot load a state")
+        if isinstance(module, torch.nn.Module):
+            problems = models.base.state_dict_mismatches(module, state)
+        elif isinstance(module, torch.optim.Optimizer):
+            problems = _optimizer_mismatches(module, state)
+        else:  # e.g. a scheduler: its own load_state_dict is all the checking there is
+            problems = [] if isinstance(state, dict) else [f"a {type(state).__name__} in the checkpoint, not a dict"]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return state
+
+    def _restore_state(self, name: str, module: Any, state: Any) -> None:
         module.load_state_dict(state)
         if hasattr(module, "eval"):
             module.eval()
@@ -79,3 +90,20 @@ class Agent(AgentCore):
         finally:
             model.train(was_training)
         return distribution, int(output.shape[-1]) if output.dim() else None
+
+
+def _optimizer_mismatches(optimizer: torch.optim.Optimizer, state: Any) -> list[str]:
+    """What ``Optimizer.load_state_dict`` would refuse: another number of parameter groups or of parameters in one.
+
+    (The per-parameter tensors follow the parameters' shapes, which the models' own checks compare.)
+    """
+    if not isinstance(state, dict) or not isinstance(state.get("param_groups"), list) or "state" not in state:
+        return [f"a {type(state).__name__} in the checkpoint, not an optimizer's state dict"]
+    saved, current = state["param_groups"], optimizer.param_groups
+    if len(saved) != len(current):
+        return [f"{len(saved)} parameter groups in the checkpoint, {len(current)} here"]
+    return [
+        f"parameter group {index}: {len(old.get('params', ()))} parameters in the checkpoint, {len(new['params'])} here"
+        for index, (old, new) in enumerate(zip(saved, current))
+        if len(old.get("params", ())) != len(new["params"])
+    ]

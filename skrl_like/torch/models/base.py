@@ -113,6 +113,42 @@ def reduction_function(reduction: str) -> Callable[..., torch.Tensor] | None:
     return functions[reduction]
 
 
+def state_dict_mismatches(module: torch.nn.Module, state: Any) -> list[str]:
+    """What keeps ``state`` from loading into ``module`` as is: missing or unexpected keys, tensors of another shape
+    or dtype (``load_state_dict`` would copy the matching tensors before raising, or cast silently). Empty: it fits.
+    """
+    if not isinstance(state, Mapping):
+        return [f"the checkpoint holds a {type(state).__name__}, not a state dict"]
+    expected = module.state_dict()
+    problems = []
+    missing = [key for key in expected if key not in state]
+    unexpected = [key for key in state if key not in expected]
+    if missing:
+        problems.append(f"missing {missing}")
+    if unexpected:
+        problems.append(f"unexpected {unexpected}")
+    for key, tensor in expected.items():
+        found = state.get(key)
+        if key not in state or not isinstance(tensor, torch.Tensor) or torch.nn.parameter.is_lazy(tensor):
+            continue  # a lazy parameter takes the checkpoint's shape
+        if not isinstance(found, torch.Tensor):
+            problems.append(f"{key}: a {type(found).__name__} in the checkpoint, a tensor here")
+        elif found.shape != tensor.shape:
+            problems.append(f"{key}: shape {tuple(found.shape)} in the checkpoint, {tuple(tensor.shape)} here")
+        elif found.dtype != tensor.dtype:
+            problems.append(f"{key}: dtype {found.dtype} in the checkpoint, {tensor.dtype} here")
+    return problems
+
+
+def is_agent_checkpoint(state: Any) -> bool:
+    """Whether a loaded file is an agent's modules (``Agent.save``: ``{name: state dict}``), not one state dict."""
+    return (
+        isinstance(state, Mapping)
+        and any(isinstance(value, Mapping) for value in state.values())
+        and not any(isinstance(value, torch.Tensor) for value in state.values())
+    )
+
+
 class Model(torch.nn.Module):
     """Base class of every torch model: holds the spaces, the device and shared utilities.
 
@@ -311,12 +347,47 @@ class Model(torch.nn.Module):
         """
         torch.save(self.state_dict() if state_dict is None else state_dict, path)
 
-    def load(self, path: str) -> None:
+    def load(self, path: str, module: str | None = None) -> None:
         """Load a state dict saved by :meth:`save` and switch to evaluation mode.
 
+        Nothing changes unless every entry of the file matches the model (keys, shapes, dtypes).
+
         :param path: file to read.
+        :param module: read this module (e.g. ``"policy"``) of an agent checkpoint (a file written by
+            ``Agent.save`` or a trainer) instead of a file written by :meth:`save`.
+        :raises ValueError: the file is not a checkpoint, is an agent checkpoint and ``module`` is not given (or
+            names no module of it), or does not match this model.
         """
-        state_dict = torch.load(path, map_location=self.device, weights_only=False)
+        try:
+            state_dict = torch.load(path, map_location=self.device, weights_only=False)
+        except FileNotFoundError:
+            raise
+        except Exception as error:
+            raise ValueError(
+                f"'{path}' could not be read as a model checkpoint ({type(error).__name__}: {error}): the file is "
+                "corrupt or was not written by Model.save / Agent.save"
+            ) from error
+        if is_agent_checkpoint(state_dict):
+            modules = sorted(state_dict, key=str)
+            if module is None:
+                example = "policy" if "policy" in state_dict else modules[0]
+                raise ValueError(
+                    f"'{path}' is an agent checkpoint with modules {modules}: load it with agent.load(path), or pass "
+                    f"the module to read into this model: model.load(path, module={example!r})"
+                )
+            if module not in state_dict:
+                raise ValueError(f"Agent checkpoint '{path}' has no module {module!r}: its modules are {modules}")
+            state_dict = state_dict[module]
+        elif module is not None:
+            raise ValueError(
+                f"'{path}' is not an agent checkpoint but one model's state (Model.save): load it without module="
+            )
+        problems = state_dict_mismatches(self, state_dict)
+        if problems:
+            raise ValueError(
+                f"'{path}' does not match this {type(self).__name__} ({'; '.join(problems)}); nothing was loaded: "
+                "build the model with the architecture that saved it"
+            )
         self.load_state_dict(state_dict)
         self.eval()
 
