@@ -19,7 +19,7 @@ class TorchBackend:
     name = "torch"
     extension = ".pt"
 
-    def make_agent(self, value_width=32, seed=0):
+    def make_agent(self, value_width=32, seed=0, experiment=None):
         import torch.nn as nn
 
         from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
@@ -45,7 +45,8 @@ class TorchBackend:
                 return self.net(inputs["states"]), {}
 
         set_seed(seed)
-        cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 4, "experiment": {"write_interval": 0, "checkpoint_interval": 0}}
+        experiment = experiment or {"write_interval": 0, "checkpoint_interval": 0}
+        cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 4, "experiment": experiment}
         return PPO(
             models={"policy": Policy(), "value": Value()},
             memory=RandomMemory(memory_size=4, num_envs=NUM_ENVS, device="cpu"),
@@ -64,7 +65,7 @@ class JaxBackend:
     name = "jax"
     extension = ".pickle"
 
-    def make_agent(self, value_width=32, seed=0):
+    def make_agent(self, value_width=32, seed=0, experiment=None):
         import flax.linen as nn
         import jax
 
@@ -94,7 +95,8 @@ class JaxBackend:
         models = {"policy": Policy(OBSERVATIONS, ACTIONS), "value": Value(OBSERVATIONS, ACTIONS)}
         for index, (role, model) in enumerate(models.items()):
             model.init_state_dict(role, key=jax.random.PRNGKey(seed * 10 + index))
-        cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 4, "experiment": {"write_interval": 0, "checkpoint_interval": 0}}
+        experiment = experiment or {"write_interval": 0, "checkpoint_interval": 0}
+        cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 4, "experiment": experiment}
         return PPO(
             models=models,
             memory=RandomMemory(memory_size=4, num_envs=NUM_ENVS),
@@ -205,3 +207,18 @@ def test_a_save_after_a_killed_one_leaves_no_temporary_file(backend, tmp_path):
     os.utime(leftover, (old, old))
     agent.save(str(tmp_path / f"agent_20{backend.extension}"))
     assert os.listdir(tmp_path) == [f"agent_20{backend.extension}"]
+
+
+def test_model_load_reads_one_module_of_a_checkpoint_stored_separately(backend, tmp_path, request):
+    if backend.name == "jax":  # strict: passes once the write side is fixed, and then must lose this mark
+        reason = (
+            "JAX Agent._write_states cannot tell one module's params ({'params': ...}) from an agent's modules, so a "
+            "module stored separately is written as {'params': bytes}, which neither Model.load nor Agent.load reads"
+        )
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    experiment = {"directory": str(tmp_path), "experiment_name": "run", "store_separately": True}
+    saved = backend.make_agent(seed=1, experiment={**experiment, "write_interval": 0, "checkpoint_interval": 0})
+    saved.write_checkpoint(timestep=10, timesteps=100)
+    model = backend.make_agent(seed=2).policy
+    model.load(str(tmp_path / "run" / "checkpoints" / f"policy_10{backend.extension}"))
+    assert_same(backend.parameters(model), backend.parameters(saved.policy))
