@@ -1,6 +1,8 @@
-"""PPO (JAX): update math, compilation, save/load, determinism, bad input, and one short learning run."""
+"""PPO (JAX): compilation, save/load, determinism, bad input, the agent's own cadence and guards, and one short
+learning run."""
 
 import math
+import re
 
 import flax.linen as nn
 import gymnasium
@@ -9,11 +11,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from skrl_like.jax.agents.mechanics import compute_gae
 from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
+from skrl_like.jax.resources.optimizers import adam as adam_module
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -45,9 +47,9 @@ def cartpole(num_envs=4):
     return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
 
 
-def make_ppo(env, rollouts=16, **cfg):
+def make_ppo(env, rollouts=16, policy_class=None, **cfg):
     models = {
-        "policy": Policy(env.observation_space, env.action_space),
+        "policy": (policy_class or Policy)(env.observation_space, env.action_space),
         "value": Value(env.observation_space, env.action_space),
     }
     for role, model in models.items():
@@ -60,17 +62,6 @@ def make_ppo(env, rollouts=16, **cfg):
         observation_space=env.observation_space,
         action_space=env.action_space,
     )
-
-
-def test_gae_on_a_hand_computed_case_with_termination_and_truncation():
-    # the same case as the torch test: gamma = lambda = 0.5; env 0 terminates at t=1, env 1 is truncated at t=0
-    rewards = jnp.array([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])[..., None]
-    values = jnp.array([[0.5, 0.0], [1.0, 0.0], [1.5, 0.0]])[..., None]
-    dones = jnp.array([[0, 1], [1, 0], [0, 0]], dtype=jnp.int8)[..., None]
-    returns, advantages = compute_gae(rewards, dones, values, jnp.array([[2.0], [1.0]]), 0.5, 0.5)
-    raw = np.array([[1.25, 1.0], [1.0, 1.375], [2.5, 1.5]])
-    np.testing.assert_allclose(np.asarray(returns)[..., 0], raw + np.asarray(values)[..., 0], rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(advantages)[..., 0], (raw - raw.mean()) / (raw.std(ddof=1) + 1e-8), rtol=1e-5)
 
 
 def test_act_and_update_compile_once_across_updates():
@@ -167,7 +158,10 @@ def test_models_without_parameters_are_rejected_with_the_fix():
 def test_nan_rewards_stop_the_update_with_a_clear_error():
     env = cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
-    with pytest.raises(FloatingPointError, match="rollout's 'rewards' contain NaN"):
+    with pytest.raises(
+        FloatingPointError,
+        match="rollout's rewards contain NaN/inf .the environment or cfg.'rewards_shaper'. produced them",
+    ):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
 
 
@@ -179,7 +173,7 @@ def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
         params=jax.tree_util.tree_map(lambda x: x * jnp.nan, value.state_dict.params)
     )
     policy_before = jax.tree_util.tree_leaves(agent.policy.state_dict.params)
-    with pytest.raises(FloatingPointError, match="rollout's 'values' contain NaN/inf .the networks"):
+    with pytest.raises(FloatingPointError, match="rollout's values contain NaN/inf .the value model"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
     for before, after in zip(policy_before, jax.tree_util.tree_leaves(agent.policy.state_dict.params)):
         np.testing.assert_array_equal(before, after)
@@ -205,13 +199,19 @@ def test_ppo_learns_cartpole_within_20k_steps():
     assert np.mean(returns) >= 150, returns
 
 
-def test_random_timesteps_store_the_log_probability_of_the_random_action():
+def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
     set_seed(0)
     env = cartpole()
     agent = make_ppo(env, rollouts=4, random_timesteps=4)
-    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 3}).train()
-    log_prob = np.asarray(agent.memory.get_tensor_by_name("log_prob"))[:3]
-    assert np.isfinite(log_prob).all() and (log_prob <= 0).all()
+    agent.init(trainer_cfg={"timesteps": 8})
+    states = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
+    actions, log_prob, _ = agent.act(states, timestep=0, timesteps=8)
+    logits = np.asarray(agent.policy.apply(agent.policy.state_dict.params, {"states": states}, "policy")[0], np.float64)
+    log_softmax = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    taken = np.asarray(actions).astype(int)
+    np.testing.assert_allclose(np.asarray(log_prob), np.take_along_axis(log_softmax, taken, axis=-1), rtol=1e-5)
+    # random actions: with 64 samples from a near-uniform policy both classes occur
+    assert set(taken.reshape(-1).tolist()) == {0, 1}
 
 
 def test_evaluation_plays_the_most_likely_action():
@@ -222,3 +222,261 @@ def test_evaluation_plays_the_most_likely_action():
     states = np.random.default_rng(1).normal(size=(4, 4)).astype(np.float32)
     outputs = agent.act(states, 0, 1)[2]
     np.testing.assert_array_equal(np.asarray(outputs["mean_actions"])[:, 0], np.argmax(outputs["net_output"], axis=-1))
+
+
+def test_a_loaded_optimizer_state_is_what_the_next_update_continues_from(tmp_path):
+    set_seed(0)
+    env = cartpole()
+    first = make_ppo(env, rollouts=8, learning_epochs=1, mini_batches=2)
+    SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 16}).train()  # two updates: 4 Adam steps
+    path = str(tmp_path / "agent.pickle")
+    first.save(path)
+
+    second = make_ppo(env, rollouts=8, learning_epochs=1, mini_batches=2)
+    second.load(path)
+    # the checkpoint entry reads through to the optimizer the agent owns
+    assert second.checkpoint_modules["policy_optimizer"].state is second.policy_optimizer.state
+    SequentialTrainer(env=env, agents=second, cfg={**QUIET, "timesteps": 8}).train()  # one more update: 2 steps
+    for optimizer in (second.policy_optimizer, second.value_optimizer):
+        adam_state = optimizer.state[1][0]  # (clip_by_global_norm, adam) -> adam's ScaleByAdamState
+        assert int(adam_state.count) == 4 + 2
+    assert math.isfinite(float(second.tracking_data["Loss / Policy loss"][-1]))
+
+
+# -- the agent's own cadence and guards ---------------------------------------------------------------------------
+
+
+def drive(agent, env, steps, timesteps=None):
+    """The README's third way: act, step, record, post_interaction by hand."""
+    timesteps = timesteps or steps
+    states, _ = env.reset()
+    for timestep in range(steps):
+        agent.pre_interaction(timestep, timesteps)
+        actions = agent.act(states, timestep, timesteps)[0]
+        next_states, rewards, terminated, truncated, infos = env.step(actions)
+        agent.record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        agent.post_interaction(timestep, timesteps)
+        states = next_states
+
+
+def leaves(params):
+    return [np.asarray(leaf).copy() for leaf in jax.tree_util.tree_leaves(params)]
+
+
+def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4)
+    agent.init(trainer_cfg={"timesteps": 12})
+    before = leaves(agent.policy.state_dict.params)
+    agent.set_running_mode("eval")
+    drive(agent, env, 12)
+    assert "Loss / Policy loss" not in agent.tracking_data
+    for old, new in zip(before, leaves(agent.policy.state_dict.params)):
+        np.testing.assert_array_equal(old, new)
+    agent.set_running_mode("train")
+    drive(agent, env, 4)
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 1
+
+
+def count_optimizer_steps(monkeypatch):
+    """Count the Adam updates actually executed (run the update with jax.disable_jit so each one is a call)."""
+    calls = []
+    original = adam_module.Optimizer.update
+
+    def update(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(adam_module.Optimizer, "update", update)
+    return calls
+
+
+def test_kl_threshold_stops_each_epoch_at_the_first_mini_batch_over_it(monkeypatch):
+    set_seed(0)
+    env = cartpole()
+    calls = count_optimizer_steps(monkeypatch)
+    # the first mini-batch has ratio 1 (KL 0) and steps; every later one has KL > 1e-12 and stops its epoch
+    agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, kl_threshold=1e-12)
+    agent.init(trainer_cfg={"timesteps": 8})
+    with jax.disable_jit():
+        drive(agent, env, 8)
+    assert len(calls) == 2  # one step: the policy's and the value's optimizer
+    calls.clear()
+    unlimited = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4)
+    unlimited.init(trainer_cfg={"timesteps": 8})
+    with jax.disable_jit():
+        drive(unlimited, env, 8)
+    assert len(calls) == 2 * 16
+
+
+def test_kl_threshold_early_stopping_changes_the_update_compiled():
+    # compiled (no spy): a tiny threshold leaves the weights much closer to the start than no threshold does
+    def distance(**cfg):
+        set_seed(0)
+        env = cartpole()
+        env._env.reset(seed=0)
+        agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, **cfg)
+        agent.init(trainer_cfg={"timesteps": 8})
+        before = leaves(agent.policy.state_dict.params)
+        drive(agent, env, 8)
+        assert agent._update_fn._cache_size() == 1
+        return sum(np.abs(a - b).sum() for a, b in zip(before, leaves(agent.policy.state_dict.params)))
+
+    stopped, unlimited = distance(kl_threshold=1e-12), distance()
+    assert 0 < stopped < unlimited / 4
+
+
+def test_learning_starts_delays_the_first_update():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, learning_starts=6)
+    agent.init(trainer_cfg={"timesteps": 12})
+    drive(agent, env, 12)
+    # rollouts complete at timesteps 3, 7 and 11; the one at 3 comes before learning_starts
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+
+
+EDGE_CFG = dict(
+    rollouts=1,
+    learning_epochs=1,
+    mini_batches=1,
+    discount_factor=0.0,
+    learning_rate=1e-10,
+    grad_norm_clip=0.0,
+    ratio_clip=0.0,
+    value_clip=0.0,
+    entropy_loss_scale=0.0,
+    value_loss_scale=0.0,
+    kl_threshold=0.0,
+    **{"lambda": 0.0},
+)
+
+
+def test_a_one_sample_rollout_at_the_edges_of_every_range_trains():
+    set_seed(0)
+    env = cartpole(num_envs=1)
+    agent = make_ppo(env, **{**EDGE_CFG, "experiment": NO_FILES})
+    agent.init(trainer_cfg={"timesteps": 6})
+    drive(agent, env, 6)
+    losses = agent.tracking_data["Loss / Policy loss"] + agent.tracking_data["Loss / Value loss"]
+    assert len(losses) == 12 and all(math.isfinite(float(loss)) for loss in losses)
+
+
+def test_a_zero_learning_rate_leaves_the_weights_unchanged():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, learning_rate=0)
+    agent.init(trainer_cfg={"timesteps": 4})
+    before = leaves(agent.policy.state_dict.params)
+    drive(agent, env, 4)
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 1
+    for old, new in zip(before, leaves(agent.policy.state_dict.params)):
+        np.testing.assert_array_equal(old, new)
+
+
+class NaNGradientPolicy(Policy):
+    """Finite outputs, NaN gradients: ``sqrt`` at 0 has an infinite derivative, multiplied by 0."""
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        hidden = nn.tanh(nn.Dense(32)(inputs["states"]))
+        return nn.Dense(self.num_actions)(hidden + jnp.sqrt(jnp.abs(hidden) - jnp.abs(hidden))), {}
+
+
+def test_a_parameter_that_goes_non_finite_in_the_update_is_named_and_nothing_is_committed():
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(env, rollouts=4, policy_class=NaNGradientPolicy, grad_norm_clip=0.0)
+    agent.init(trainer_cfg={"timesteps": 4})
+    policy_before, value_before = leaves(agent.policy.state_dict.params), leaves(agent.value.state_dict.params)
+    optimizer_before = leaves(agent.policy_optimizer.state)
+    with pytest.raises(
+        FloatingPointError,
+        match=(
+            r"the parameters after the optimizer step of mini-batch 0 \(epoch 0\) \(non-finite now: "
+            r"parameter 'params/Dense_0/bias' of the policy model.*the optimizer step produced them"
+        ),
+    ):
+        drive(agent, env, 4)
+    for before, after in (
+        (policy_before, agent.policy.state_dict.params),
+        (value_before, agent.value.state_dict.params),
+        (optimizer_before, agent.policy_optimizer.state),
+    ):
+        for old, new in zip(before, leaves(after)):
+            np.testing.assert_array_equal(old, new)
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_a_categorical_policy_with_the_wrong_number_of_outputs_is_rejected(outputs):
+    class Narrow(Policy):
+        @nn.compact
+        def __call__(self, inputs, role):
+            return nn.Dense(outputs)(inputs["states"]), {}
+
+    env = cartpole()
+    with pytest.raises(
+        ValueError, match=f"'policy' model .Narrow, categorical outputs. produces {outputs} outputs.*needs 2"
+    ):
+        make_ppo(env, policy_class=Narrow)
+
+
+def test_a_value_model_with_more_than_one_output_is_rejected():
+    class Wide(Value):
+        @nn.compact
+        def __call__(self, inputs, role):
+            return nn.Dense(2)(inputs["states"]), {}
+
+    env = cartpole()
+    models = {
+        "policy": Policy(env.observation_space, env.action_space),
+        "value": Wide(env.observation_space, env.action_space),
+    }
+    for role, model in models.items():
+        model.init_state_dict(role)
+    with pytest.raises(ValueError, match="'value' model .Wide.* produces 2 outputs.*needs 1"):
+        PPO(models=models, observation_space=env.observation_space, action_space=env.action_space)
+
+
+@pytest.mark.parametrize(
+    "key, value, fix",
+    [
+        ("learning_rate", "1e-3", "pass the number 0.001, not the string '1e-3'"),
+        ("learning_rate", -1, "set it to a number >= 0.0"),
+        ("discount_factor", 1.5, "set it to a number >= 0.0 and <= 1.0"),
+        ("rollouts", 3.0, "pass the int 3"),
+        ("mini_batches", 0, "set it to an int >= 1"),
+        ("clip_predicted_values", "yes", "set it to True or False"),
+        ("experiment", {"write_interval": -5}, "set it to 'auto' or an int >= 0"),
+    ],
+)
+def test_config_values_are_checked_with_the_fix_named(key, value, fix):
+    env = cartpole()
+    with pytest.raises(ValueError, match=f"PPO cfg.*{key}.* must be .*{re.escape(fix)}"):
+        make_ppo(env, **{key: value})
+
+
+def test_no_recompilation_after_warm_up_with_a_schedule_and_early_stopping():
+    from skrl_like.jax.resources.preprocessors import RunningStandardScaler
+    from skrl_like.jax.resources.schedulers import KLAdaptiveLR
+
+    set_seed(0)
+    env = cartpole()
+    agent = make_ppo(
+        env,
+        rollouts=4,
+        learning_epochs=2,
+        kl_threshold=0.01,
+        learning_rate_scheduler=KLAdaptiveLR,
+        state_preprocessor=RunningStandardScaler,
+        state_preprocessor_kwargs={"size": 4},
+    )
+    agent.init(trainer_cfg={"timesteps": 20})
+    drive(agent, env, 20)  # five updates, the learning rate and the statistics change between them
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 5
+    assert len({float(rate) for rate in agent.tracking_data["Learning / Learning rate"]}) > 1
+    assert agent._update_fn._cache_size() == 1
+    assert agent._act_fn._cache_size() == 1

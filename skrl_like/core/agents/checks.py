@@ -71,3 +71,28 @@ def policy_output_size(distribution: Optional[str], action_space: Any) -> Option
     if distribution in ("gaussian", "deterministic") and isinstance(action_space, gymnasium.spaces.Box):
         return int(np.prod(action_space.shape))
     return None
+
+
+ROLLOUT_QUANTITIES = ("rewards", "log_prob", "values", "returns", "advantages")
+LOSS_TERMS = ("policy", "value", "entropy")
+
+
+def rollout_flag_names(quantities: Sequence[str] = ROLLOUT_QUANTITIES) -> Tuple[str, ...]:
+    """The names of an on-policy rollout's finite flags, in the order they are checked."""
+    return tuple(f"the rollout's {name}" for name in quantities)
+
+
+def step_flag_names(steps: Iterable[Tuple[int, int]], parameters_note: str, terms: Sequence[str] = LOSS_TERMS) -> list:
+    """The names of the finite flags of each optimizer step, given as ``(epoch, mini_batch)`` in order: one per
+    loss term, then one for the parameters after the step (``parameters_note`` says which are non-finite)."""
+    names = []
+    for epoch, mini_batch in steps:
+        where = f"mini-batch {mini_batch} (epoch {epoch})"
+        names += [f"the {term} loss of {where}" for term in terms]
+        names.append(f"the parameters after the optimizer step of {where} ({parameters_note})")
+    return names
+
+
+def non_finite_note(names: Sequence[str], shown: int = 3) -> str:
+    """``"non-finite now: a, b, c, ..."``: the first ``shown`` of the non-finite parameters' descriptions."""
+    return "non-finite now: " + ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")

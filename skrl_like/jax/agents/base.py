@@ -1,20 +1,34 @@
 """The JAX ``Agent`` base: the neutral bookkeeping plus flax serialization of module states.
 
 Checkpoint modules are models and preprocessors (objects with a ``state_dict`` whose ``params`` are saved)
-and optimizers (immutable objects with an optax ``state``). Because optimizers are rebound after every
-step (``opt = opt.step(...)``), algorithms keep them *in* ``checkpoint_modules`` and read them from there,
-so what is saved is always the current state and a loaded state is what the next update uses.
+and optimizers.
+
+Optimizers and jitted learners, one convention:
+
+* The agent owns its optimizers as attributes (``agent.policy_optimizer``, ...): immutable ``Optimizer`` pytrees,
+  rebound after every step. ``checkpoint_modules[name]`` holds no optimizer state of its own: it is an
+  :class:`OptimizerEntry` (registered with ``_register_optimizer(name)``) whose ``state`` reads and writes through
+  to ``getattr(agent, name)``. Saving reads the current optimizer; loading rebinds the attribute, so the next update
+  starts from the loaded state. Nothing is written back into ``checkpoint_modules`` after an update.
+* A jitted update takes and returns one ``NamedTuple`` pytree of everything it changes, its fields named after the
+  checkpoint entries (``policy``, ``value``, ``policy_optimizer``, ``value_optimizer``, ``state_preprocessor``,
+  ``value_preprocessor``, plus e.g. ``learning_rate``). The algorithm gathers it from the agent before the update
+  and commits the returned one after the host has checked it, each with one small helper; a failed check leaves
+  the agent untouched.
 """
 
 import copy
 import pickle
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Optional, Tuple
 
 import flax.serialization
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.jax import models
 from skrl_like.jax.agents.tracking import EpisodeTracker
 from skrl_like.jax.models.base import restore_tree
 
@@ -69,3 +83,52 @@ class Agent(AgentCore):
 
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
+
+    def _register_optimizer(self, name: str) -> None:
+        """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""
+        self.checkpoint_modules[name] = OptimizerEntry(self, name)
+
+    def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
+        if role == "value" or not isinstance(
+            model, (models.CategoricalMixin, models.MultiCategoricalMixin, models.GaussianMixin)
+        ):
+            distribution = "deterministic"
+        elif isinstance(model, models.CategoricalMixin):
+            distribution = "categorical"
+        elif isinstance(model, models.MultiCategoricalMixin):
+            distribution = "multicategorical"
+        else:
+            distribution = "gaussian"
+        num_observations = getattr(model, "num_observations", None)
+        if not num_observations or not hasattr(model, "state_dict"):
+            return distribution, None
+        try:  # one forward pass on a dummy batch
+            inputs = {"states": jnp.zeros((2, num_observations), jnp.float32)}
+            output = model.apply(model.state_dict.params, inputs, role)[0]
+        except Exception:  # a model that cannot run on zeros is checked when it first acts
+            return distribution, None
+        return distribution, int(output.shape[-1]) if np.ndim(output) else None
+
+
+class OptimizerEntry:
+    """The checkpoint entry of an optimizer that an agent owns as ``agent.<name>`` (see the module docstring).
+
+    ``state`` reads the optimizer's optax state and assigning it rebinds ``agent.<name>`` to the optimizer with that
+    state; ``replace(state=...)`` does the same and returns the entry (the ``flax.struct`` interface the loader uses).
+    """
+
+    def __init__(self, agent: Any, name: str) -> None:
+        self._agent = agent
+        self._name = name
+
+    @property
+    def state(self) -> Any:
+        return getattr(self._agent, self._name).state
+
+    @state.setter
+    def state(self, state: Any) -> None:
+        setattr(self._agent, self._name, getattr(self._agent, self._name).replace(state=state))
+
+    def replace(self, state: Any) -> "OptimizerEntry":
+        self.state = state
+        return self

@@ -1,11 +1,13 @@
 """Mechanics shared by the JAX algorithms, one function each, all pure and jittable:
-GAE, the functional form of a preprocessor, and scheduler steps.
+GAE, advantage normalisation, TD targets, the polyak update, mini-batch splitting, finite flags, the functional form
+of a preprocessor, and scheduler steps.
 """
 
 from typing import Any, Callable, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
+import optax
 
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.resources.preprocessors.running_standard_scaler import standardize, update_statistics
@@ -26,8 +28,7 @@ def compute_gae(
     :param dones: ``(T, N, 1)`` ``terminated | truncated`` (0/1): no bootstrap across an episode end.
     :param values: ``(T, N, 1)`` value estimates of the visited states.
     :param next_values: ``(N, 1)`` value estimate of the state after the last step.
-    :return: ``(returns, advantages)``, advantages normalised to zero mean and unit std. The std is the
-        unbiased one (``ddof=1``), as in the torch backend, so both backends compute the same update.
+    :return: ``(returns, advantages)``, advantages normalised by :func:`normalize_advantages`.
     """
     not_dones = 1.0 - dones.astype(values.dtype)
     following_values = jnp.concatenate([values[1:], next_values[None]], axis=0)
@@ -41,8 +42,49 @@ def compute_gae(
         step, jnp.zeros_like(next_values), (rewards, values, following_values, not_dones), reverse=True
     )
     returns = advantages + values
-    advantages = (advantages - advantages.mean()) / (advantages.std(ddof=1) + 1e-8)
-    return returns, advantages
+    return returns, normalize_advantages(advantages)
+
+
+def normalize_advantages(advantages: jax.Array) -> jax.Array:
+    """Zero mean and unit std, the unbiased one (``ddof=1``) as in the torch backend; a single sample has no spread
+    and becomes 0 (its std would be NaN)."""
+    centred = advantages - advantages.mean()
+    if advantages.size < 2:
+        return centred
+    return centred / (advantages.std(ddof=1) + 1e-8)
+
+
+def td_targets(rewards: jax.Array, dones: jax.Array, next_values: jax.Array, discount_factor: float) -> jax.Array:
+    """One-step TD targets ``r + gamma * (1 - done) * V(s')``; ``dones`` (bool or 0/1) cut the bootstrap."""
+    return rewards + discount_factor * (1 - dones.astype(rewards.dtype)) * next_values
+
+
+def polyak_update(target: Any, source: Any, polyak: Any) -> Any:
+    """``polyak * source + (1 - polyak) * target`` leaf by leaf (skrl's rule: ``polyak`` weighs the source)."""
+    return optax.incremental_update(source, target, polyak)
+
+
+def contiguous_mini_batches(tree: Any, mini_batches: int) -> Any:
+    """Split every leaf's first axis into ``mini_batches`` contiguous slices of ``samples // mini_batches`` rows
+    (the remainder left out, as ``core.agents.schedule.mini_batch_slices``): leaves of shape
+    ``(mini_batches, samples // mini_batches, ...)``, ready for a ``lax.scan``."""
+
+    def split(leaf: jax.Array) -> jax.Array:
+        size = leaf.shape[0] // mini_batches
+        return leaf[: size * mini_batches].reshape(mini_batches, size, *leaf.shape[1:])
+
+    return jax.tree_util.tree_map(split, tree)
+
+
+def shuffled_mini_batches(key: jax.Array, tree: Any, mini_batches: int) -> Any:
+    """:func:`contiguous_mini_batches` of the rows in a random order (the same permutation for every leaf)."""
+    permutation = jax.random.permutation(key, jax.tree_util.tree_leaves(tree)[0].shape[0])
+    return contiguous_mini_batches(jax.tree_util.tree_map(lambda leaf: leaf[permutation], tree), mini_batches)
+
+
+def all_finite(tree: Any) -> jax.Array:
+    """A device bool: every leaf of ``tree`` is finite."""
+    return jnp.all(jnp.stack([jnp.isfinite(leaf).all() for leaf in jax.tree_util.tree_leaves(tree)]))
 
 
 class FunctionalPreprocessor:
