@@ -215,6 +215,7 @@ def test_evaluation_calls_the_agents_own_post_interaction_in_eval_mode(backend, 
     calls = spy_on_post_interaction(agent)
     backend.trainers.SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 8}).eval()
     assert calls == [(timestep, False) for timestep in range(8)]
+    assert count_updates(agent) == 0  # 8 steps is one 8-step rollout: training would have updated once
     checkpoints = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
     extension = ".pt" if backend.name == "torch" else ".pickle"
     assert f"agent_4{extension}" in checkpoints and f"agent_8{extension}" in checkpoints
