@@ -550,6 +550,10 @@ def _expand_activations(activations: Any, count: int, where: str) -> list:
 # --- containers and output -----------------------------------------------------------------------------------
 
 
+class NetworkInputError(ValueError):
+    """A network description that parsed but cannot take the inputs it is given (raised when the model runs)."""
+
+
 @dataclass
 class Container:
     """A parsed container: ``<name> = <name>_container(<input>)``.
@@ -894,6 +898,10 @@ class NetworkBackend:
     def one_hot_encoding(self, space: Any, value: Any) -> Any:
         raise NotImplementedError
 
+    def layer_input(self, value: Any) -> Any:
+        """``value`` as a container's layers take it (a backend casts e.g. integer observations to float)."""
+        return value
+
     # shared: layers from the description
 
     def build_layer(self, layer: Layer, num_observations: int | None, num_actions: int | None) -> list:
@@ -945,7 +953,15 @@ class NetworkBackend:
         """
         last = None
         for container in containers:
-            values[container.name] = last = call(container.name, self.evaluate(container.input.tree, values))
+            value = self.evaluate(container.input.tree, values)
+            if isinstance(value, (dict, list, tuple)):
+                raise NetworkInputError(
+                    f"Network container {container.name!r}: its input {container.input.source!r} is a "
+                    f"{type(value).__name__} of parts (the space is a Dict or Tuple), but a container takes one "
+                    f"tensor: select a part (e.g. OBSERVATIONS['key'] or OBSERVATIONS[0]) or join the parts with "
+                    f"concatenate([...])"
+                )
+            values[container.name] = last = call(container.name, self.layer_input(value))
         return last
 
     def evaluate_output(self, output: Output, values: Mapping[str, Any], last: Any) -> Any:

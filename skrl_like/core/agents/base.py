@@ -9,11 +9,13 @@ import datetime
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
+import gymnasium
 import numpy as np
 
 from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.io import atomic_write
+from skrl_like.core.network_definition import NetworkInputError
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.tracking import EpisodeTracker
@@ -149,11 +151,56 @@ class AgentCore:
                         f"Build the model with the environment's {kind}_space"
                     )
 
+    #: backend: ``(mixin class, distribution name)`` pairs, most specific first
+    _policy_distributions: Tuple[Tuple[type, str], ...] = ()
+
+    def _run_on_zeros(self, model: Any, role: str, width: int) -> Any:
+        """Backend: ``model``'s network output for ``role`` on zero observations of shape ``(2, width)``
+        (no gradients, no statistics updated); raises whatever the model raises."""
+        raise NotImplementedError
+
     def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
         """``(distribution, outputs)`` of ``model`` for ``role``: the distribution its mixin samples
-        (``"categorical"``, ``"multicategorical"``, ``"gaussian"``, ``"deterministic"`` or ``None`` if unknown) and the
-        size of the last axis of its network output on a dummy batch (``None`` if it cannot be computed)."""
-        return None, None
+        (``"categorical"``, ``"multicategorical"``, ``"gaussian"`` or ``"deterministic"``) and the size of the last
+        axis of its network output on a dummy batch laid out as the agent feeds observations (``None`` if the model
+        cannot run on it alone, e.g. a critic that also takes actions: it is checked when it first runs).
+
+        A model that runs on one-hot-sized observations but not on the stored layout (one integer column per
+        ``Discrete`` part, as skrl stores them) is reported here, instead of as a shape error at the first step."""
+        distribution = "deterministic"
+        if role != "value":
+            distribution = next(
+                (name for cls, name in self._policy_distributions if isinstance(model, cls)), distribution
+            )
+        num_observations = getattr(model, "num_observations", None)
+        if not num_observations:
+            return distribution, None
+        space = getattr(model, "observation_space", None)
+        stored = (
+            compute_space_size(space, occupied_size=True) if isinstance(space, gymnasium.Space) else num_observations
+        )
+        try:
+            output = self._run_on_zeros(model, role, stored)
+        except NetworkInputError:  # a description error: say it now, not at the first step
+            raise
+        except Exception as error:
+            if stored != num_observations and self._runs_on_zeros(model, role, num_observations):
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model ({type(model).__name__}) takes {num_observations} "
+                    f"observation columns (num_observations, which counts Discrete parts one-hot), but the agent "
+                    f"feeds {stored} (one integer column per Discrete part, the layout skrl stores) for the space "
+                    f"{space}: one-hot those columns in compute() (one_hot_encoding), or size the first layer with "
+                    f"compute_space_size(observation_space, occupied_size=True). The model raised: {error}"
+                ) from error
+            return distribution, None
+        return distribution, int(output.shape[-1]) if np.ndim(output) else None
+
+    def _runs_on_zeros(self, model: Any, role: str, width: int) -> bool:
+        try:
+            self._run_on_zeros(model, role, width)
+        except Exception:
+            return False
+        return True
 
     def _check_model_outputs(self, value_roles: Iterable[str] = (), policy_roles: Iterable[str] = ()) -> None:
         """Each policy's output matches the action space and each value model gives one number, checked at

@@ -19,12 +19,11 @@ Optimizers and jitted learners, one convention:
 
 import copy
 import pickle
-from typing import Any, BinaryIO, Optional, Tuple
+from typing import Any, BinaryIO
 
 import flax.serialization
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
@@ -88,26 +87,16 @@ class Agent(AgentCore):
         """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""
         self.checkpoint_modules[name] = OptimizerEntry(self, name)
 
-    def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
-        if role == "value" or not isinstance(
-            model, (models.CategoricalMixin, models.MultiCategoricalMixin, models.GaussianMixin)
-        ):
-            distribution = "deterministic"
-        elif isinstance(model, models.CategoricalMixin):
-            distribution = "categorical"
-        elif isinstance(model, models.MultiCategoricalMixin):
-            distribution = "multicategorical"
-        else:
-            distribution = "gaussian"
-        num_observations = getattr(model, "num_observations", None)
-        if not num_observations or not hasattr(model, "state_dict"):
-            return distribution, None
-        try:  # one forward pass on a dummy batch
-            inputs = {"states": jnp.zeros((2, num_observations), jnp.float32)}
-            output = model.apply(model.state_dict.params, inputs, role)[0]
-        except Exception:  # a model that cannot run on zeros is checked when it first acts
-            return distribution, None
-        return distribution, int(output.shape[-1]) if np.ndim(output) else None
+    _policy_distributions = (
+        (models.CategoricalMixin, "categorical"),
+        (models.MultiCategoricalMixin, "multicategorical"),
+        (models.GaussianMixin, "gaussian"),
+    )
+
+    def _run_on_zeros(self, model: Any, role: str, width: int) -> jax.Array:
+        if not hasattr(model, "state_dict"):
+            raise ValueError("the model has no parameters yet")
+        return model.apply(model.state_dict.params, {"states": jnp.zeros((2, width), jnp.float32)}, role)[0]
 
 
 class OptimizerEntry:

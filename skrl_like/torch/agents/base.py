@@ -1,7 +1,7 @@
 """The torch ``Agent`` base: the neutral bookkeeping plus what touches tensors (devices, state dicts)."""
 
 import copy
-from typing import Any, BinaryIO, Optional, Tuple
+from typing import Any, BinaryIO
 
 import torch
 
@@ -60,36 +60,21 @@ class Agent(AgentCore):
     def _is_distributed_worker(self) -> bool:
         return config.torch.is_distributed and config.torch.rank != 0
 
-    def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
-        if role == "value" or not isinstance(
-            model,
-            (
-                models.CategoricalMixin,
-                models.MultiCategoricalMixin,
-                models.GaussianMixin,
-                models.MultivariateGaussianMixin,
-            ),
-        ):
-            distribution = "deterministic"
-        elif isinstance(model, models.CategoricalMixin):
-            distribution = "categorical"
-        elif isinstance(model, models.MultiCategoricalMixin):
-            distribution = "multicategorical"
-        else:
-            distribution = "gaussian"
-        num_observations = getattr(model, "num_observations", None)
-        if not num_observations:
-            return distribution, None
+    _policy_distributions = (
+        (models.CategoricalMixin, "categorical"),
+        (models.MultiCategoricalMixin, "multicategorical"),
+        (models.GaussianMixin, "gaussian"),
+        (models.MultivariateGaussianMixin, "gaussian"),
+    )
+
+    def _run_on_zeros(self, model: Any, role: str, width: int) -> torch.Tensor:
         was_training = model.training
-        try:  # one forward pass on a dummy batch, in eval mode (no statistics change) and without gradients
+        try:  # eval mode: no statistics change
             model.train(False)
             with torch.no_grad():
-                output = model.compute({"states": torch.zeros(2, num_observations, device=model.device)}, role)[0]
-        except Exception:  # a model that cannot run on zeros is checked when it first acts
-            return distribution, None
+                return model.compute({"states": torch.zeros(2, width, device=model.device)}, role)[0]
         finally:
             model.train(was_training)
-        return distribution, int(output.shape[-1]) if output.dim() else None
 
 
 def _optimizer_mismatches(optimizer: torch.optim.Optimizer, state: Any) -> list[str]:

@@ -102,6 +102,10 @@ class TorchNetwork(NetworkBackend):
     def one_hot_encoding(self, space: Any, value: torch.Tensor) -> torch.Tensor:
         return one_hot_encoding(space, value)
 
+    def layer_input(self, value: torch.Tensor) -> torch.Tensor:
+        # Discrete observations are stored as integer indices; layers take them as numbers, as flax's do
+        return value if value.is_floating_point() else value.to(torch.get_default_dtype())
+
     def layer_text(self, layer: Any) -> list[str]:
         """Readable constructor calls of a layer and its activation, as skrl's generated source has them."""
         options = dict(layer.options)
