@@ -64,11 +64,11 @@ def test_the_rollout_schedule_updates_every_rollouts_steps_after_learning_starts
     assert due == [7, 11, 15]
 
 
-def test_the_off_policy_schedule_gates_warm_up_and_target_updates():
-    schedule = OffPolicySchedule(learning_starts=3, random_timesteps=2, gradient_steps=2, target_update_interval=3)
+def test_the_off_policy_schedule_gates_warm_up_and_the_update_interval():
+    schedule = OffPolicySchedule(learning_starts=3, random_timesteps=2, update_interval=2)
     assert [schedule.acts_randomly(t) for t in range(4)] == [True, True, False, False]
-    assert [schedule.learns(t) for t in range(5)] == [False, False, False, True, True]
-    assert [schedule.updates_target() for _ in range(6)] == [False, False, True, False, False, True]
+    assert [schedule.updates(t) for t in range(8)] == [False, False, False, False, True, False, True, False]
+    assert [OffPolicySchedule().updates(t) for t in range(3)] == [True, True, True]
 
 
 @pytest.mark.parametrize("samples, mini_batches, sizes", [(5, 2, [2, 2]), (8, 4, [2, 2, 2, 2]), (1, 1, [1])])

@@ -50,6 +50,13 @@ KWARGS = Rule(lambda v: isinstance(v, Mapping), "a dict of keyword arguments")
 OPTIONAL_CALLABLE = Rule(lambda v: v is None or v is False or callable(v), "None or a callable (class or function)")
 INTERVAL = Rule(lambda v: v == "auto" or (_is_int(v) and v >= 0), "'auto' or an int >= 0")
 TEXT = Rule(lambda v: isinstance(v, str), "a str")
+NOISE = Rule(lambda v: v is None or callable(getattr(v, "sample", None)), "None or a Noise instance (with .sample)")
+
+
+def optional(rule: Rule) -> Rule:
+    """``None`` or what ``rule`` accepts."""
+    return Rule(lambda v: v is None or rule.accepts(v), f"None or {rule.expected}")
+
 
 # keys that several algorithms share (spec, agents §2.2); an algorithm adds its own keys to these
 COMMON_RULES = {
@@ -82,6 +89,26 @@ COMMON_RULES = {
     "rewards_shaper": OPTIONAL_CALLABLE,
     "time_limit_bootstrap": FLAG,
     "mixed_precision": FLAG,
+    # off-policy (DDPG, TD3, SAC, DQN, DDQN)
+    "entropy_learning_rate": number(0.0),
+    "learn_entropy": FLAG,
+    "initial_entropy_value": number(0.0, exclusive_minimum=True),
+    "target_entropy": optional(number()),
+    "policy_delay": count(1),
+    "smooth_regularization_noise": NOISE,
+    "smooth_regularization_clip": number(0.0),
+    "update_interval": count(1),
+    "target_update_interval": count(1),
+}
+
+# cfg["exploration"] of the off-policy agents: noise and its decay (DDPG, TD3), epsilon-greedy (DQN, DDQN)
+EXPLORATION_RULES = {
+    "noise": NOISE,
+    "initial_scale": number(),
+    "final_scale": number(),
+    "timesteps": optional(count(0)),
+    "initial_epsilon": number(0.0, 1.0),
+    "final_epsilon": number(0.0, 1.0),
 }
 
 EXPERIMENT_RULES = {
@@ -126,11 +153,12 @@ def check_config(cfg: Mapping[str, Any], where: str, rules: Optional[Mapping[str
     for key, value in cfg.items():
         if key in table:
             check_value(key, value, table[key], where)
-    experiment = cfg.get("experiment")
-    if isinstance(experiment, Mapping):
-        for key, value in experiment.items():
-            if key in EXPERIMENT_RULES:
-                check_value(key, value, EXPERIMENT_RULES[key], f"{where}['experiment']")
+    for name, nested_rules in (("experiment", EXPERIMENT_RULES), ("exploration", EXPLORATION_RULES)):
+        nested = cfg.get(name)
+        if isinstance(nested, Mapping):
+            for key, value in nested.items():
+                if key in nested_rules:
+                    check_value(key, value, nested_rules[key], f"{where}[{name!r}]")
 
 
 def with_backend_keys(default: Mapping[str, Any], **keys: Any) -> dict:

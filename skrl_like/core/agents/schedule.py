@@ -24,38 +24,25 @@ class RolloutSchedule:
 
 
 class OffPolicySchedule:
-    """Off-policy: random actions during warm-up, then ``gradient_steps`` updates per step once learning starts,
-    and a target-network update every ``target_update_interval`` gradient steps.
+    """Off-policy: random actions during warm-up, then an update (of ``gradient_steps`` gradient steps, each on a
+    freshly sampled batch) at every ``update_interval``-th timestep once ``timestep >= learning_starts``.
 
     :param learning_starts: no update before this timestep (the replay memory fills first).
     :param random_timesteps: act with ``random_act`` before this timestep.
-    :param gradient_steps: gradient steps per environment step once learning has started.
-    :param target_update_interval: gradient steps between target-network updates (1: after every step).
+    :param update_interval: timesteps between updates (DQN's ``update_interval``; 1 for the actor-critic agents).
     """
 
-    def __init__(
-        self,
-        learning_starts: int = 0,
-        random_timesteps: int = 0,
-        gradient_steps: int = 1,
-        target_update_interval: int = 1,
-    ) -> None:
+    def __init__(self, learning_starts: int = 0, random_timesteps: int = 0, update_interval: int = 1) -> None:
         self.learning_starts = learning_starts
         self.random_timesteps = random_timesteps
-        self.gradient_steps = gradient_steps
-        self.target_update_interval = target_update_interval
-        self.gradient_steps_taken = 0
+        self.update_interval = update_interval
 
     def acts_randomly(self, timestep: int) -> bool:
         return timestep < self.random_timesteps
 
-    def learns(self, timestep: int) -> bool:
-        return timestep >= self.learning_starts
-
-    def updates_target(self) -> bool:
-        """Count one gradient step; ``True`` when the target networks are due an update after it."""
-        self.gradient_steps_taken += 1
-        return self.gradient_steps_taken % self.target_update_interval == 0
+    def updates(self, timestep: int) -> bool:
+        """``True`` when ``post_interaction(timestep)`` is due an update."""
+        return timestep >= self.learning_starts and timestep % self.update_interval == 0
 
 
 def mini_batch_slices(samples: int, mini_batches: int) -> list:

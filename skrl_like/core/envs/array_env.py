@@ -16,7 +16,9 @@ Episode boundaries of vector envs: gymnasium >= 1.0 vector envs autoreset on the
 would show the agent a bogus transition between two episodes. :class:`GymnasiumWrapperCore` gives every vector env
 same-step semantics through :class:`skrl_like.core.envs.vector_autoreset.SameStepAutoreset`: for a sub-environment that
 is done at this step, ``rewards``/``terminated``/``truncated`` belong to its terminal transition and
-``next_states`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``).
+``next_states`` holds the first observation of its next episode (the terminal one is in ``info["final_obs"]``, and
+``info["final_states"]`` is ``next_states`` with those rows replaced by the terminal observations, as the agent's
+arrays: what an off-policy agent stores).
 
 Seeding: the wrapper's first ``reset`` seeds the env with the seed of the last :func:`skrl_like.utils.set_seed`
 call (sub-environment ``i`` of a vector env gets ``seed + i``, as gymnasium does with an int seed), so that
@@ -31,7 +33,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from skrl_like.core.envs.vector_autoreset import SameStepAutoreset
+from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, with_final_observations
 from skrl_like.core.envs.wrappers import WrapperCore, _unwrap
 from skrl_like.core.spaces import convert_gym_space
 from skrl_like.utils import get_seed
@@ -228,6 +230,9 @@ class ArrayEnvWrapperCore(WrapperCore):
             if self.check_finite and "final_obs" in info:
                 self._check_observations(observation, f"the reset after step {self._step_count}")
         next_states, rewards, terminated, truncated = self._step_to_backend(observation, reward, terminated, truncated)
+        final = with_final_observations(observation, info) if self._vectorized else None
+        if final is not None:  # the terminal observations, as the agent's arrays (read by off-policy agents)
+            info["final_states"] = self._observations_to_backend(final)
         if self._vectorized:
             self._observation, self._info = next_states, info
         return next_states, rewards, terminated, truncated, info

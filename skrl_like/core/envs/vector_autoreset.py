@@ -144,3 +144,26 @@ def _select_row(value: Any, index: int) -> Any:
     if isinstance(value, (tuple, list)):
         return type(value)(_select_row(item, index) for item in value)
     return np.array(value[index], copy=True)
+
+
+def with_final_observations(observations: Any, info: Any) -> Optional[Any]:
+    """The batched ``observations`` with the row of every sub-environment that finished at this step replaced by
+    its terminal observation (``info["final_obs"]``), or ``None`` when none finished. What an off-policy agent
+    stores as ``next_states`` (the observations themselves are left untouched: the agent acts on them)."""
+    if not isinstance(info, dict) or "final_obs" not in info:
+        return None
+    mask = np.asarray(info.get("_final_obs", [item is not None for item in info["final_obs"]]), dtype=bool)
+    rows = np.nonzero(mask)[0]
+    if not rows.size:
+        return None
+    return _replace_rows(observations, rows, [info["final_obs"][row] for row in rows])
+
+
+def _replace_rows(value: Any, rows: np.ndarray, replacements: list) -> Any:
+    if isinstance(value, dict):
+        return {key: _replace_rows(item, rows, [r[key] for r in replacements]) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_replace_rows(item, rows, [r[i] for r in replacements]) for i, item in enumerate(value))
+    result = np.array(value, copy=True)
+    result[rows] = np.stack([np.asarray(r, dtype=result.dtype) for r in replacements]).reshape(result[rows].shape)
+    return result

@@ -39,6 +39,14 @@ def compute_gae(
     return returns, normalize_advantages(advantages)
 
 
+def td_targets(
+    rewards: torch.Tensor, dones: torch.Tensor, next_values: torch.Tensor, discount_factor: float
+) -> torch.Tensor:
+    """One-step TD targets ``r + gamma * (1 - done) * V(s')``; ``dones`` (bool or 0/1) cut the bootstrap (off-policy
+    agents pass ``terminated | truncated``: skrl's targets end the bootstrap at a truncation too)."""
+    return rewards + discount_factor * (1 - dones.to(rewards.dtype)) * next_values
+
+
 def normalize_advantages(advantages: torch.Tensor) -> torch.Tensor:
     """Zero mean and unit (unbiased) std; a single sample has no spread and becomes 0 (its std would be NaN)."""
     centred = advantages - advantages.mean()

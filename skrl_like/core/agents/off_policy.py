@@ -1,0 +1,74 @@
+"""What the off-policy agents (DDPG, TD3, SAC, DQN, DDQN) share and what holds no tensors: the exploration
+schedules, the default target entropy, the checks made at construction, and which next state a transition stores.
+
+Each function is called explicitly from an algorithm file, so that the algorithm still reads top to bottom.
+"""
+
+import math
+from typing import Any, Mapping, Optional
+
+import gymnasium
+import numpy as np
+
+#: what each algorithm family needs of the action space, and what to use instead
+_ACTION_SPACES = {
+    "Box": (gymnasium.spaces.Box, "continuous (Box) actions; for Discrete actions use DQN or DDQN"),
+    "Discrete": (gymnasium.spaces.Discrete, "Discrete actions; for continuous (Box) actions use SAC, TD3 or DDPG"),
+}
+
+
+def check_action_space(algorithm: str, action_space: Any, kind: str) -> None:
+    """Raise ``ValueError`` unless ``action_space`` is a gymnasium space of ``kind`` (``"Box"`` or ``"Discrete"``)."""
+    space_class, needs = _ACTION_SPACES[kind]
+    if not isinstance(action_space, space_class):
+        raise ValueError(f"{algorithm} needs {needs}; the action space is {action_space!r}")
+
+
+def check_batch_size(algorithm: str, batch_size: int, memory: Any) -> None:
+    """A batch cannot be larger than the replay memory it is drawn from (``memory_size * num_envs`` rows)."""
+    capacity = int(getattr(memory, "memory_size", 0)) * int(getattr(memory, "num_envs", 1))
+    if memory is not None and capacity and batch_size > capacity:
+        raise ValueError(
+            f"{algorithm}: cfg['batch_size'] = {batch_size} is larger than the memory's {capacity} rows "
+            f"(memory_size {memory.memory_size} x num_envs {memory.num_envs}): lower batch_size or enlarge the memory"
+        )
+
+
+def noise_scale(timestep: int, exploration: Mapping[str, Any]) -> Optional[float]:
+    """The factor of DDPG/TD3's exploration noise at ``timestep``: linear from ``initial_scale`` to ``final_scale``
+    over ``exploration["timesteps"]`` steps; ``None`` after them, when no noise is added at all (skrl's behaviour).
+
+    ``exploration["timesteps"]`` must be set (agents fill ``None`` with the trainer's ``timesteps`` first)."""
+    decay = exploration["timesteps"]
+    if timestep > decay:
+        return None
+    initial, final = exploration["initial_scale"], exploration["final_scale"]
+    return (1 - timestep / decay) * (initial - final) + final if decay else final
+
+
+def epsilon(timestep: int, exploration: Mapping[str, Any]) -> float:
+    """DQN's probability of a random action: ``final + (initial - final) * exp(-timestep / timesteps)``
+    (exponential decay with time constant ``exploration["timesteps"]``, as skrl's)."""
+    initial, final = exploration["initial_epsilon"], exploration["final_epsilon"]
+    return final + (initial - final) * math.exp(-timestep / exploration["timesteps"])
+
+
+def default_target_entropy(action_space: Any) -> float:
+    """SAC's target entropy when ``cfg["target_entropy"]`` is ``None``: ``-prod(shape)`` for ``Box`` actions,
+    ``-n`` for ``Discrete``, else 0."""
+    if isinstance(action_space, gymnasium.spaces.Box):
+        return -float(np.prod(action_space.shape, dtype=np.float32))
+    if isinstance(action_space, gymnasium.spaces.Discrete):
+        return -float(action_space.n)
+    return 0.0
+
+
+def stored_next_states(next_states: Any, infos: Any) -> Any:
+    """The next states a replay transition stores: for a sub-environment of a vector env that finished at this
+    step, its terminal observation (``infos["final_states"]``, set by the wrappers), not the first observation of
+    its next episode, so that a truncated episode bootstraps from the state it really reached."""
+    if isinstance(infos, Mapping):
+        final_states = infos.get("final_states")
+        if final_states is not None:
+            return final_states
+    return next_states

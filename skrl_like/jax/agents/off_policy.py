@@ -1,0 +1,77 @@
+"""JAX mechanics shared by the off-policy agents (DDPG, TD3, SAC, DQN, DDQN): target networks, replay batches for
+a compiled update, exploration noise and epsilon-greedy actions. The neutral half (schedules, checks) is in
+:mod:`skrl_like.core.agents.off_policy`; the polyak blend and TD targets (``td_targets``) are
+in :mod:`skrl_like.jax.agents.mechanics`.
+
+A compiled update takes the batches of all its gradient steps at once: :func:`sample_batches` draws
+``gradient_steps`` independent batches on the host (the memory is NumPy) and stacks them on a leading axis, so
+the update can ``lax.scan`` over them with static shapes and one transfer.
+"""
+
+from typing import Any, Mapping, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
+    """Copy ``models[source_role]``'s parameters into ``models[target_role]`` after checking that both have the same
+    parameter tree (names and shapes). Targets are never stepped by an optimizer, which is all freezing is in JAX."""
+    target, source = models.get(target_role), models.get(source_role)
+    if target is None or source is None:
+        return
+    for role, model in ((target_role, target), (source_role, source)):
+        if getattr(model, "state_dict", None) is None:
+            raise ValueError(
+                f"{algorithm}: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
+                f"before creating the agent"
+            )
+    target_shapes = jax.tree_util.tree_map(jnp.shape, target.state_dict.params)
+    source_shapes = jax.tree_util.tree_map(jnp.shape, source.state_dict.params)
+    if target_shapes != source_shapes:
+        raise ValueError(
+            f"{algorithm}: the '{target_role}' model ({type(target).__name__}) does not have the parameters of "
+            f"'{source_role}' ({type(source).__name__}): {_describe_tree(target_shapes)} vs "
+            f"{_describe_tree(source_shapes)}. Build the target with the same class and arguments as its online model"
+        )
+    target.freeze_parameters(True)
+    target.update_parameters(source, polyak=1)
+
+
+def _describe_tree(shapes: Any) -> str:
+    paths = jax.tree_util.tree_flatten_with_path(shapes, is_leaf=lambda x: isinstance(x, tuple))[0]
+    return "{" + ", ".join(f"{jax.tree_util.keystr(path)}: {shape}" for path, shape in paths) + "}"
+
+
+def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int) -> Tuple[jax.Array, ...]:
+    """``gradient_steps`` fresh uniform batches of ``batch_size`` transitions, one array per name of shape
+    ``(gradient_steps, batch_size, size)``, drawn in one call and moved to the device in one transfer."""
+    drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps, mini_batches=gradient_steps)
+    stacked = [np.stack([np.asarray(batch[index]) for batch in drawn]) for index in range(len(names))]
+    return tuple(jax.device_put(stacked))
+
+
+def add_noise(
+    actions: jax.Array, noise: Any, scale: float, low: jax.Array, high: jax.Array
+) -> Tuple[jax.Array, jax.Array]:
+    """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
+    sampled = jnp.asarray(noise.sample(actions.shape)) * scale
+    return jnp.clip(actions + sampled, low, high), sampled
+
+
+def smoothed_target_actions(
+    actions: jax.Array, sampled_noise: Optional[jax.Array], clip: float, low: jax.Array, high: jax.Array
+) -> jax.Array:
+    """TD3's target policy smoothing inside a compiled update: ``clip(a + clip(noise, -c, c), low, high)`` with noise
+    drawn on the host beforehand (so any ``Noise`` works and a run matches torch's draw for draw); ``actions`` when
+    there is no noise."""
+    if sampled_noise is None:
+        return actions
+    return jnp.clip(actions + jnp.clip(sampled_noise, -clip, clip), low, high)
+
+
+def epsilon_greedy(key: jax.Array, random_actions: jax.Array, greedy_actions: jax.Array, epsilon: float) -> jax.Array:
+    """Per row: the random action with probability ``epsilon``, else the greedy one (both ``(N, 1)``)."""
+    explore = jax.random.uniform(key, (random_actions.shape[0], 1)) < epsilon
+    return jnp.where(explore, random_actions, greedy_actions)

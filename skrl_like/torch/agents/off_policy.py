@@ -1,0 +1,58 @@
+"""torch mechanics shared by the off-policy agents (DDPG, TD3, SAC, DQN, DDQN): target networks, replay batches,
+exploration noise and epsilon-greedy actions. The neutral half (schedules, checks) is in
+:mod:`skrl_like.core.agents.off_policy`; the optimizer step and TD targets are
+:func:`skrl_like.torch.agents.mechanics.optimizer_step` and :func:`~skrl_like.torch.agents.mechanics.td_targets`.
+"""
+
+from typing import Any, Mapping, Optional, Sequence, Tuple
+
+import torch
+
+from skrl_like.torch.models.base import state_dict_mismatches
+
+
+def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
+    """Freeze ``models[target_role]`` and copy ``models[source_role]`` into it, after checking that both have the
+    same architecture (a target of another architecture would be blended parameter by parameter with the wrong
+    tensors, or fail at the first polyak update)."""
+    target, source = models.get(target_role), models.get(source_role)
+    if target is None or source is None:
+        return
+    problems = state_dict_mismatches(target, source.state_dict())
+    if problems:
+        raise ValueError(
+            f"{algorithm}: the '{target_role}' model ({type(target).__name__}) does not have the architecture of "
+            f"'{source_role}' ({type(source).__name__}): {'; '.join(problems)}. Build the target with the same class "
+            f"and arguments as its online model"
+        )
+    target.freeze_parameters(True)
+    target.update_parameters(source, polyak=1)
+
+
+def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:
+    """A fresh uniform batch of ``batch_size`` transitions: one tensor per name (called once per gradient step)."""
+    return memory.sample(names=names, batch_size=batch_size)[0]
+
+
+def add_noise(
+    actions: torch.Tensor, noise: Any, scale: float, low: torch.Tensor, high: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
+    sampled = noise.sample(actions.shape) * scale
+    return torch.clamp(actions + sampled, min=low, max=high), sampled
+
+
+def smoothed_target_actions(
+    actions: torch.Tensor, noise: Optional[Any], clip: float, low: torch.Tensor, high: torch.Tensor
+) -> torch.Tensor:
+    """TD3's target policy smoothing: ``clip(a + clip(noise, -c, c), low, high)``; ``actions`` if no noise."""
+    if noise is None:
+        return actions
+    sampled = torch.clamp(noise.sample(actions.shape), min=-clip, max=clip)
+    return torch.clamp(actions + sampled, min=low, max=high)
+
+
+def epsilon_greedy(random_actions: torch.Tensor, greedy_actions: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """Per row: the random action with probability ``epsilon``, else the greedy one (both ``(N, 1)``)."""
+    explore = torch.rand(random_actions.shape[0], 1, device=random_actions.device) < epsilon
+    return torch.where(explore, random_actions, greedy_actions)
