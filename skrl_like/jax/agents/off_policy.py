@@ -8,11 +8,13 @@ A compiled update takes the batches of all its gradient steps at once: :func:`sa
 the update can ``lax.scan`` over them with static shapes and one transfer.
 """
 
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from skrl_like.core.agents.off_policy import noise_scale
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
@@ -58,6 +60,50 @@ def add_noise(
     """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
     sampled = jnp.asarray(noise.sample(actions.shape)) * scale
     return jnp.clip(actions + sampled, low, high), sampled
+
+
+def exploration_act(
+    actions: jax.Array,
+    noise: Optional[Any],
+    exploration: Mapping[str, Any],
+    timestep: int,
+    timesteps: int,
+    low: jax.Array,
+    high: jax.Array,
+    track: Callable[[str, Any], None],
+) -> jax.Array:
+    """DDPG's and TD3's exploration: the policy's deterministic ``actions`` plus scaled noise, clipped to the bounds.
+
+    :param actions: the policy's actions, ``(num_envs, action_size)``.
+    :param noise: ``cfg["exploration"]["noise"]``, a ``Noise`` instance (NumPy or JAX samples); ``None``:
+        ``actions`` are returned as they are and nothing is tracked.
+    :param exploration: ``cfg["exploration"]`` (``initial_scale``, ``final_scale``, ``timesteps``); a ``timesteps``
+        of ``None`` means the trainer's ``timesteps`` (the dict is not changed).
+    :param timestep: the current timestep.
+    :param timesteps: the trainer's number of timesteps.
+    :param low: the action space's lower bounds.
+    :param high: the action space's upper bounds.
+    :param track: the agent's ``track_data``; it receives ``"Exploration / Exploration noise (max|min|mean)"``.
+    :return: ``clip(actions + scale * noise, low, high)`` while ``timestep <= exploration["timesteps"]``, with the
+        linearly decayed scale of :func:`skrl_like.core.agents.off_policy.noise_scale`; after the decay the actions
+        unchanged, with the three tags tracked as 0 (skrl adds no noise at all then). The noise is sampled in both
+        cases, so the noise's random stream does not depend on the decay.
+    """
+    if noise is None:
+        return actions
+    sampled = jnp.asarray(noise.sample(actions.shape), dtype=actions.dtype)
+    if exploration["timesteps"] is None:
+        exploration = {**exploration, "timesteps": timesteps}
+    scale = noise_scale(timestep, exploration)
+    if scale is None:
+        for reduction in ("max", "min", "mean"):
+            track(f"Exploration / Exploration noise ({reduction})", 0)
+        return actions
+    sampled = sampled * scale
+    track("Exploration / Exploration noise (max)", jnp.max(sampled))
+    track("Exploration / Exploration noise (min)", jnp.min(sampled))
+    track("Exploration / Exploration noise (mean)", jnp.mean(sampled))
+    return jnp.clip(actions + sampled, low, high)
 
 
 def smoothed_target_actions(

@@ -4,10 +4,11 @@ exploration noise and epsilon-greedy actions. The neutral half (schedules, check
 :func:`skrl_like.torch.agents.mechanics.optimizer_step` and :func:`~skrl_like.torch.agents.mechanics.td_targets`.
 """
 
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import torch
 
+from skrl_like.core.agents.off_policy import noise_scale
 from skrl_like.torch.models.base import state_dict_mismatches
 
 
@@ -40,6 +41,50 @@ def add_noise(
     """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
     sampled = noise.sample(actions.shape) * scale
     return torch.clamp(actions + sampled, min=low, max=high), sampled
+
+
+def exploration_act(
+    actions: torch.Tensor,
+    noise: Optional[Any],
+    exploration: Mapping[str, Any],
+    timestep: int,
+    timesteps: int,
+    low: torch.Tensor,
+    high: torch.Tensor,
+    track: Callable[[str, Any], None],
+) -> torch.Tensor:
+    """DDPG's and TD3's exploration: the policy's deterministic ``actions`` plus scaled noise, clipped to the bounds.
+
+    :param actions: the policy's actions, ``(num_envs, action_size)``.
+    :param noise: ``cfg["exploration"]["noise"]``, a ``Noise`` instance; ``None``: ``actions`` are returned as they
+        are and nothing is tracked.
+    :param exploration: ``cfg["exploration"]`` (``initial_scale``, ``final_scale``, ``timesteps``); a ``timesteps``
+        of ``None`` means the trainer's ``timesteps`` (the dict is not changed).
+    :param timestep: the current timestep.
+    :param timesteps: the trainer's number of timesteps.
+    :param low: the action space's lower bounds (a tensor on the actions' device).
+    :param high: the action space's upper bounds.
+    :param track: the agent's ``track_data``; it receives ``"Exploration / Exploration noise (max|min|mean)"``.
+    :return: ``clip(actions + scale * noise, low, high)`` while ``timestep <= exploration["timesteps"]``, with the
+        linearly decayed scale of :func:`skrl_like.core.agents.off_policy.noise_scale`; after the decay the actions
+        unchanged, with the three tags tracked as 0 (skrl adds no noise at all then). The noise is sampled in both
+        cases, so the noise's random stream does not depend on the decay.
+    """
+    if noise is None:
+        return actions
+    sampled = noise.sample(actions.shape).to(actions)
+    if exploration["timesteps"] is None:
+        exploration = {**exploration, "timesteps": timesteps}
+    scale = noise_scale(timestep, exploration)
+    if scale is None:
+        for reduction in ("max", "min", "mean"):
+            track(f"Exploration / Exploration noise ({reduction})", 0)
+        return actions
+    sampled = sampled * scale
+    track("Exploration / Exploration noise (max)", torch.max(sampled).detach())
+    track("Exploration / Exploration noise (min)", torch.min(sampled).detach())
+    track("Exploration / Exploration noise (mean)", torch.mean(sampled).detach())
+    return torch.clamp(actions + sampled, min=low, max=high)
 
 
 def smoothed_target_actions(
