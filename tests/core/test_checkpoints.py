@@ -209,13 +209,7 @@ def test_a_save_after_a_killed_one_leaves_no_temporary_file(backend, tmp_path):
     assert os.listdir(tmp_path) == [f"agent_20{backend.extension}"]
 
 
-def test_model_load_reads_one_module_of_a_checkpoint_stored_separately(backend, tmp_path, request):
-    if backend.name == "jax":  # strict: passes once the write side is fixed, and then must lose this mark
-        reason = (
-            "JAX Agent._write_states cannot tell one module's params ({'params': ...}) from an agent's modules, so a "
-            "module stored separately is written as {'params': bytes}, which neither Model.load nor Agent.load reads"
-        )
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+def test_model_load_reads_one_module_of_a_checkpoint_stored_separately(backend, tmp_path):
     experiment = {"directory": str(tmp_path), "experiment_name": "run", "store_separately": True}
     saved = backend.make_agent(seed=1, experiment={**experiment, "write_interval": 0, "checkpoint_interval": 0})
     saved.write_checkpoint(timestep=10, timesteps=100)

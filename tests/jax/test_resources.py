@@ -124,3 +124,12 @@ def test_gaussian_noise_statistics_and_fresh_jax_draws(backend):
     assert noise.sample_like(jnp.zeros((3, 2))).shape == (3, 2)
     with pytest.raises(NotImplementedError):
         Noise().sample((1,))
+
+
+def test_scaler_one_row_batch_keeps_finite_statistics(backend):
+    # a single row has no spread: its batch variance counts as 0 (skrl's unbiased variance of one row is NaN)
+    scaler = RunningStandardScaler(2)
+    scaler(np.array([[3.0, -1.0]], np.float32), train=True)
+    # count 1 (initial) + 1: mean = 0 + 3 * 1/2, variance = (1 * 1 + 0 * 1 + 3**2 * 1 * 1 / 2) / 2
+    np.testing.assert_allclose(np.asarray(scaler.running_mean), [1.5, -0.5])
+    np.testing.assert_allclose(np.asarray(scaler.running_variance), [(1 + 4.5) / 2, (1 + 0.5) / 2])

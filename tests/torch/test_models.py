@@ -625,6 +625,18 @@ def test_tabular_act_state_dict_and_checks(tmp_path):
     assert "q_table" in repr(model)
 
 
+def test_tabular_load_reads_one_module_of_an_agent_checkpoint(tmp_path):
+    model = Table()
+    model.q_table[1, 3, 0] = -2.0
+    path = str(tmp_path / "agent.pt")
+    torch.save({"policy": model.state_dict(), "optimizer": {"state": {}, "param_groups": []}}, path)  # Agent.save
+    loaded = Table()
+    with pytest.raises(ValueError, match=r"agent checkpoint with modules \['optimizer', 'policy'\].*module='policy'"):
+        loaded.load(path)
+    loaded.load(path, module="policy")
+    torch.testing.assert_close(loaded.q_table, model.q_table)
+
+
 def test_discrete_policies_report_their_most_likely_action_for_deterministic_evaluation():
     import gymnasium as gym
 

@@ -150,3 +150,14 @@ def test_ornstein_uhlenbeck_recurrence_by_hand():
     assert noise.sample_like(torch.zeros(2, 1)).tolist() == [[0.3125], [0.3125]]
     # a new shape restarts from 0: state = 2 * 3 = 6 -> 3
     assert noise.sample((3,)).tolist() == [3.0, 3.0, 3.0]
+
+
+def test_scaler_one_row_batch_keeps_finite_statistics():
+    # a single row has no spread: its batch variance counts as 0 (skrl's unbiased variance of one row is NaN)
+    scaler = RunningStandardScaler(size=2, device="cpu")
+    scaler(torch.tensor([[3.0, -1.0]]), train=True)
+    # count 1 (initial) + 1: mean = 0 + 3 * 1/2, variance = (1 * 1 + 0 * 1 + 3**2 * 1 * 1 / 2) / 2
+    torch.testing.assert_close(scaler.running_mean, torch.tensor([1.5, -0.5], dtype=torch.float64))
+    torch.testing.assert_close(
+        scaler.running_variance, torch.tensor([(1 + 4.5) / 2, (1 + 0.5) / 2], dtype=torch.float64)
+    )

@@ -103,6 +103,10 @@ class AgentCore:
         """Serialize ``states`` (a module state or a dict of them) into an open binary file."""
         raise NotImplementedError
 
+    def _write_module(self, state: Any, file: Any) -> None:
+        """Write one module's state (``store_separately``) in the format its ``Model.load`` reads."""
+        self._write_states(state, file)
+
     def _read_states(self, path: str) -> Any:
         raise NotImplementedError
 
@@ -328,7 +332,7 @@ class AgentCore:
         ext = self.checkpoint_extension
         if self.checkpoint_store_separately:
             for name, module in self.checkpoint_modules.items():
-                self._write_file(os.path.join(directory, f"{name}_{tag}{ext}"), self._get_internal_value(module))
+                self._write_file(os.path.join(directory, f"{name}_{tag}{ext}"), self._get_internal_value(module), True)
         else:
             states = {name: self._get_internal_value(module) for name, module in self.checkpoint_modules.items()}
             self._write_file(os.path.join(directory, f"agent_{tag}{ext}"), states)
@@ -337,13 +341,14 @@ class AgentCore:
         if best["modules"] and not best["saved"]:
             if self.checkpoint_store_separately:
                 for name, state in best["modules"].items():
-                    self._write_file(os.path.join(directory, f"best_{name}{ext}"), state)
+                    self._write_file(os.path.join(directory, f"best_{name}{ext}"), state, True)
             else:
                 self._write_file(os.path.join(directory, f"best_agent{ext}"), best["modules"])
             best["saved"] = True
 
-    def _write_file(self, path: str, states: Any) -> None:
-        atomic_write(path, lambda file: self._write_states(states, file))
+    def _write_file(self, path: str, states: Any, one_module: bool = False) -> None:
+        write = self._write_module if one_module else self._write_states
+        atomic_write(path, lambda file: write(states, file))
 
     def save(self, path: str) -> None:
         """Save every checkpoint module to ``path`` (written atomically: an existing file is never torn)."""

@@ -62,6 +62,9 @@ class Agent(AgentCore):
             payload = flax.serialization.to_bytes(states)
         pickle.dump(payload, file, protocol=4)
 
+    def _write_module(self, state: Any, file: BinaryIO) -> None:
+        file.write(flax.serialization.to_bytes(state))  # the format of Model.save, which Model.load reads
+
     def _read_states(self, path: str) -> Any:
         with open(path, "rb") as file:
             return pickle.load(file)

@@ -358,6 +358,18 @@ class Model(torch.nn.Module):
         :raises ValueError: the file is not a checkpoint, is an agent checkpoint and ``module`` is not given (or
             names no module of it), or does not match this model.
         """
+        state_dict = self._read_checkpoint(path, module)
+        problems = state_dict_mismatches(self, state_dict)
+        if problems:
+            raise ValueError(
+                f"'{path}' does not match this {type(self).__name__} ({'; '.join(problems)}); nothing was loaded: "
+                "build the model with the architecture that saved it"
+            )
+        self.load_state_dict(state_dict)
+        self.eval()
+
+    def _read_checkpoint(self, path: str, module: str | None) -> Any:
+        """The state in ``path``: a file of :meth:`save`, or module ``module`` of an agent checkpoint."""
         try:
             state_dict = torch.load(path, map_location=self.device, weights_only=False)
         except FileNotFoundError:
@@ -382,14 +394,7 @@ class Model(torch.nn.Module):
             raise ValueError(
                 f"'{path}' is not an agent checkpoint but one model's state (Model.save): load it without module="
             )
-        problems = state_dict_mismatches(self, state_dict)
-        if problems:
-            raise ValueError(
-                f"'{path}' does not match this {type(self).__name__} ({'; '.join(problems)}); nothing was loaded: "
-                "build the model with the architecture that saved it"
-            )
-        self.load_state_dict(state_dict)
-        self.eval()
+        return state_dict
 
     def migrate(
         self,

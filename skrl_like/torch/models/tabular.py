@@ -107,10 +107,15 @@ class TabularMixin:
         """
         torch.save(self._tensor_attributes(), path)
 
-    def load(self, path: str) -> None:
-        """Load tensor attributes saved by :meth:`save` (checked for name, shape and dtype).
+    def load(self, path: str, module: str | None = None) -> None:
+        """Load tensor attributes saved by :meth:`save` (checked for name, shape and dtype), or the state of module
+        ``module`` (e.g. ``"policy"``) of an agent checkpoint.
 
         :param path: file to read.
+        :param module: the module of an agent checkpoint to read (a file of :meth:`save` needs none).
         """
-        tensors = torch.load(path, weights_only=False)
-        self._load_tensor_attributes(tensors)
+        state = self._read_checkpoint(path, module)
+        if module is None:
+            self._load_tensor_attributes(state)
+        else:
+            self.load_state_dict(state)

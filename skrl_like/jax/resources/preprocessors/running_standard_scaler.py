@@ -17,7 +17,8 @@ def update_statistics(xp: Any, mean: Any, variance: Any, count: Any, x: Any) -> 
     axes = (0, 1) if x.ndim == 3 else 0  # (timesteps, envs, size) batches count every row
     batch_count = x.shape[0] * x.shape[1] if x.ndim == 3 else x.shape[0]
     batch_mean = xp.mean(x, axis=axes)
-    batch_variance = xp.var(x, axis=axes, ddof=1)  # unbiased, as skrl (a single row gives NaN)
+    # unbiased, as skrl; a single row carries no spread: 0, not skrl's NaN (which poisoned the statistics)
+    batch_variance = xp.var(x, axis=axes, ddof=1) if batch_count > 1 else xp.zeros_like(batch_mean)
     delta = batch_mean - mean
     total = count + batch_count
     m2 = variance * count + batch_variance * batch_count + delta**2 * count * batch_count / total

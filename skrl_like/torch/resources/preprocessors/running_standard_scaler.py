@@ -41,14 +41,11 @@ class RunningStandardScaler(nn.Module):
         self.register_buffer("current_count", torch.ones((), dtype=torch.float64, device=self.device))
 
     def _update(self, x: torch.Tensor) -> None:
-        if x.dim() == 3:
-            batch_mean = torch.mean(x, dim=(0, 1))
-            batch_variance = torch.var(x, dim=(0, 1), unbiased=True)
-            batch_count = x.shape[0] * x.shape[1]
-        else:
-            batch_mean = torch.mean(x, dim=0)
-            batch_variance = torch.var(x, dim=0, unbiased=True)
-            batch_count = x.shape[0]
+        dims = (0, 1) if x.dim() == 3 else 0
+        batch_count = x.shape[0] * x.shape[1] if x.dim() == 3 else x.shape[0]
+        batch_mean = torch.mean(x, dim=dims)
+        # unbiased, as skrl; a single row carries no spread: 0, not skrl's NaN (which poisoned the statistics)
+        batch_variance = torch.var(x, dim=dims, unbiased=True) if batch_count > 1 else torch.zeros_like(batch_mean)
         # merge the batch statistics into the running ones (Chan et al.'s parallel variance formula)
         delta = batch_mean.double() - self.running_mean
         total_count = self.current_count + batch_count
