@@ -1,0 +1,317 @@
+"""Twin Delayed DDPG (TD3), torch backend.
+
+Fujimoto et al., "Addressing Function Approximation Error in Actor-Critic Methods", 2018. DDPG's deterministic
+policy and exploration noise, with three changes: two critics, the target being the smaller of their target values;
+target policy smoothing (clipped noise on the target policy's actions); and a policy step, with the polyak update of
+the three targets, only after every ``policy_delay``-th critic step. Each gradient step samples a fresh batch. The
+update follows skrl 1.4.3, including its sum (not mean) of the two critics' errors.
+"""
+
+import contextlib
+from typing import Any, Mapping, Optional, Tuple, Union
+
+import gymnasium
+import torch
+import torch.nn.functional as F
+
+from skrl_like import config, logger
+from skrl_like.core.agents import td3 as neutral
+from skrl_like.core.agents.checks import check_named_flags, non_finite_note
+from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, stored_next_states
+from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.config import merge_config
+from skrl_like.torch.agents.base import Agent
+from skrl_like.torch.agents.mechanics import (
+    all_finite,
+    optimizer_step,
+    parameters_finite,
+    step_scheduler,
+    td_targets,
+    unique_parameters,
+)
+from skrl_like.torch.agents.off_policy import exploration_act, init_target, sample_batch, smoothed_target_actions
+
+__all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
+
+TD3_DEFAULT_CONFIG = with_backend_keys(
+    neutral.TD3_DEFAULT_CONFIG,
+    mixed_precision=False,  # enable automatic mixed precision for higher performance
+)
+
+ROLES = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+
+
+class TD3(Agent):
+    """Twin Delayed DDPG.
+
+    :param models: ``{"policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2"}``:
+        deterministic policies with one output per action dimension, critics taking ``states`` and
+        ``taken_actions`` with one output; each target of the same architecture as its online model.
+    :param memory: a replay memory (e.g. ``RandomMemory``) of at least ``cfg["batch_size"]`` rows, or a list of
+        memories (the first one is used for learning).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: the ``Box`` action space of one environment (its bounds clip the actions).
+    :param device: device for the agent's computations (``None``: the default torch device).
+    :param cfg: keys of ``TD3_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
+        every value is checked against its documented type and range.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg")
+        check_config(cfg, "TD3 cfg")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        check_action_space("TD3", self.action_space, "Box")
+        self._require_models(ROLES)
+        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        check_batch_size("TD3", cfg["batch_size"], self.memory)
+
+        self.policy = self.models["policy"]
+        self.target_policy = self.models["target_policy"]
+        self.critic_1 = self.models["critic_1"]
+        self.critic_2 = self.models["critic_2"]
+        self.target_critic_1 = self.models["target_critic_1"]
+        self.target_critic_2 = self.models["target_critic_2"]
+        for role in ROLES:
+            self.checkpoint_modules[role] = self.models[role]
+        if config.torch.is_distributed:
+            for role in ("policy", "critic_1", "critic_2"):
+                self.models[role].broadcast_parameters()
+        for source in ("policy", "critic_1", "critic_2"):
+            init_target("TD3", self.models, f"target_{source}", source)
+
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
+        self._critic_update_counter = 0
+        self._mixed_precision = bool(cfg["mixed_precision"])
+        self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
+
+        # one optimizer for the policy, one for both critics (their joint gradient norm is clipped)
+        self._policy_parameters = unique_parameters(self.policy)
+        self._critic_parameters = unique_parameters(self.critic_1, self.critic_2)
+        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"])
+        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"])
+        self.checkpoint_modules["policy_optimizer"] = self.policy_optimizer
+        self.checkpoint_modules["critic_optimizer"] = self.critic_optimizer
+        scheduler, scheduler_kwargs = cfg["learning_rate_scheduler"], cfg["learning_rate_scheduler_kwargs"]
+        self.policy_scheduler = scheduler(self.policy_optimizer, **scheduler_kwargs) if scheduler else None
+        self.critic_scheduler = scheduler(self.critic_optimizer, **scheduler_kwargs) if scheduler else None
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        if cfg["smooth_regularization_noise"] is None:
+            logger.warning(neutral.SMOOTHING_WARNING)
+
+    def _autocast(self) -> Any:
+        if self._mixed_precision:
+            return torch.autocast(device_type=self.device.type, enabled=True)
+        return contextlib.nullcontext()
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Create the memory tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        self.set_mode("eval")
+        if self.memory is not None:
+            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.float32)
+            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
+            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
+            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+        self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32)
+        self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32)
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
+        """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps``);
+        returns ``(actions, None, outputs)``."""
+        inputs = {"states": self._state_preprocessor(states)}
+        if self.schedule.acts_randomly(timestep):
+            return self.policy.random_act(inputs, role="policy")
+        with self._autocast():
+            actions, _, outputs = self.policy.act(inputs, role="policy")
+        exploration = self.cfg["exploration"]
+        actions = exploration_act(
+            actions,
+            exploration["noise"],
+            exploration,
+            timestep,
+            timesteps,
+            self.clip_actions_min,
+            self.clip_actions_max,
+            self.track_data,
+        )
+        return actions, None, outputs
+
+    def record_transition(
+        self,
+        states: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        next_states: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
+        state is its terminal observation)."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        if self.memory is None or not self.training:
+            return
+        if self.cfg["rewards_shaper"] is not None:
+            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
+        self._store_transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update at every timestep from ``learning_starts``; then checkpoints and TensorBoard."""
+        if self.training and self.schedule.updates(timestep):
+            self.set_mode("train")
+            self._update(timestep, timesteps)
+            self.set_mode("eval")
+        super().post_interaction(timestep, timesteps)
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        cfg = self.cfg
+        smoothing_noise, smoothing_clip = cfg["smooth_regularization_noise"], cfg["smooth_regularization_clip"]
+        flags = []  # per gradient step: the finite flags of neutral.STEP_QUANTITIES and of the parameters
+        for _ in range(cfg["gradient_steps"]):
+            batch = sample_batch(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"])
+            sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch
+
+            with self._autocast():
+                # the state statistics are updated twice, with the states and the next states [compat]
+                states = self._state_preprocessor(sampled_states, train=True)
+                next_states = self._state_preprocessor(sampled_next_states, train=True)
+
+                # TD targets: the smaller target critic, at the smoothed target policy's action
+                with torch.no_grad():
+                    next_actions, _, _ = self.target_policy.act({"states": next_states}, role="target_policy")
+                    next_actions = smoothed_target_actions(
+                        next_actions, smoothing_noise, smoothing_clip, self.clip_actions_min, self.clip_actions_max
+                    )
+                    next_inputs = {"states": next_states, "taken_actions": next_actions}
+                    target_q1_values, _, _ = self.target_critic_1.act(next_inputs, role="target_critic_1")
+                    target_q2_values, _, _ = self.target_critic_2.act(next_inputs, role="target_critic_2")
+                    target_values = td_targets(
+                        sampled_rewards,
+                        terminated | truncated,
+                        torch.min(target_q1_values, target_q2_values),
+                        cfg["discount_factor"],
+                    )
+
+                # critic loss: the SUM of both critics' squared errors [compat]
+                inputs = {"states": states, "taken_actions": sampled_actions}
+                critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
+                critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
+                critic_loss = F.mse_loss(critic_1_values, target_values) + F.mse_loss(critic_2_values, target_values)
+
+            optimizer_step(
+                critic_loss,
+                self.critic_optimizer,
+                self._critic_parameters,
+                cfg["grad_norm_clip"],
+                self.scaler,
+                models=(self.critic_1, self.critic_2),
+                update_scaler=False,
+            )
+
+            # delayed policy step and polyak update of the three targets
+            self._critic_update_counter += 1
+            delayed = neutral.delayed_step(self._critic_update_counter, cfg["policy_delay"])
+            if delayed:
+                with self._autocast():
+                    actions, _, _ = self.policy.act({"states": states}, role="policy")
+                    policy_q_values, _, _ = self.critic_1.act(
+                        {"states": states, "taken_actions": actions}, role="critic_1"
+                    )
+                    policy_loss = -policy_q_values.mean()
+                optimizer_step(
+                    policy_loss,
+                    self.policy_optimizer,
+                    self._policy_parameters,
+                    cfg["grad_norm_clip"],
+                    self.scaler,
+                    models=(self.policy,),
+                    update_scaler=False,
+                )
+                self.target_critic_1.update_parameters(self.critic_1, polyak=cfg["polyak"])
+                self.target_critic_2.update_parameters(self.critic_2, polyak=cfg["polyak"])
+                self.target_policy.update_parameters(self.policy, polyak=cfg["polyak"])
+            self.scaler.update()  # once, after this round's optimizers
+            step_scheduler(self.policy_scheduler, [])
+            step_scheduler(self.critic_scheduler, [])
+
+            checked_policy_loss = policy_loss.detach() if delayed else torch.zeros((), device=self.device)
+            quantities = (sampled_states, sampled_actions, sampled_rewards, sampled_next_states, target_values)
+            flags.append(
+                torch.cat(
+                    [
+                        all_finite((*quantities, critic_loss.detach(), checked_policy_loss)),
+                        parameters_finite(self._policy_parameters + self._critic_parameters)[None],
+                    ]
+                )
+            )
+            self._track_step(
+                delayed, policy_loss if delayed else None, critic_loss, critic_1_values, critic_2_values, target_values
+            )
+        self._check_update(timestep, flags)
+
+    def _track_step(
+        self,
+        delayed: bool,
+        policy_loss: Optional[torch.Tensor],
+        critic_loss: torch.Tensor,
+        critic_1_values: torch.Tensor,
+        critic_2_values: torch.Tensor,
+        target_values: torch.Tensor,
+    ) -> None:
+        """Track one gradient step's numbers as device scalars (no host sync): skrl's tags."""
+        if delayed:
+            self.track_data("Loss / Policy loss", policy_loss.detach())
+        self.track_data("Loss / Critic loss", critic_loss.detach())
+        for tag, values in (
+            ("Q-network / Q1", critic_1_values),
+            ("Q-network / Q2", critic_2_values),
+            ("Target / Target", target_values),
+        ):
+            values = values.detach()
+            self.track_data(f"{tag} (max)", torch.max(values))
+            self.track_data(f"{tag} (min)", torch.min(values))
+            self.track_data(f"{tag} (mean)", torch.mean(values))
+        if self.policy_scheduler is not None:
+            self.track_data("Learning / Policy learning rate", self.policy_scheduler.get_last_lr()[0])
+            self.track_data("Learning / Critic learning rate", self.critic_scheduler.get_last_lr()[0])
+
+    def _check_update(self, timestep: int, flags: list) -> None:
+        """One host transfer after the update: raise naming the first non-finite quantity, step by step."""
+        flags = torch.stack(flags).reshape(-1).tolist()
+        if all(flags):
+            return
+        names = neutral.step_flag_names(len(flags) // (len(neutral.STEP_QUANTITIES) + 1), self._non_finite_note())
+        check_named_flags("TD3", timestep, names, flags)
+
+    def _non_finite_note(self) -> str:
+        return non_finite_note(
+            [
+                f"parameter '{name}' of the {role} model"
+                for role in ("policy", "critic_1", "critic_2")
+                for name, parameter in self.models[role].named_parameters()
+                if not torch.isfinite(parameter).all()
+            ]
+        )
