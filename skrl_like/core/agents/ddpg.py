@@ -1,0 +1,70 @@
+"""DDPG's configuration, written once for both backends (torch adds ``mixed_precision``; JAX re-exports it as is)."""
+
+# fmt: off
+DDPG_DEFAULT_CONFIG = {
+    "gradient_steps": 1,            # gradient steps per environment step
+    "batch_size": 64,               # transitions sampled from the replay memory per gradient step
+
+    "discount_factor": 0.99,        # discount factor (gamma)
+    "polyak": 0.005,                # soft update factor of the target networks (tau)
+
+    "actor_learning_rate": 1e-3,    # actor (policy) learning rate
+    "critic_learning_rate": 1e-3,   # critic learning rate
+    "learning_rate_scheduler": None,        # learning rate scheduler class (torch) / schedule function (JAX), one per optimizer
+    "learning_rate_scheduler_kwargs": {},   # learning rate scheduler's kwargs (e.g. {"step_size": 1e-3})
+
+    "state_preprocessor": None,             # state preprocessor class (e.g. RunningStandardScaler of the backend's resources.preprocessors)
+    "state_preprocessor_kwargs": {},        # state preprocessor's kwargs (e.g. {"size": env.observation_space})
+
+    "random_timesteps": 0,          # random exploration steps
+    "learning_starts": 0,           # learning starts after this many steps
+
+    "grad_norm_clip": 0,            # clipping coefficient for the norm of the gradients (<= 0 disables)
+
+    "exploration": {
+        "noise": None,              # exploration noise (a Noise instance, e.g. OrnsteinUhlenbeckNoise)
+        "initial_scale": 1.0,       # initial scale for the noise
+        "final_scale": 1e-3,        # final scale for the noise
+        "timesteps": None,          # timesteps for the noise decay (None: the trainer's timesteps)
+    },
+
+    "rewards_shaper": None,         # rewards shaping function: Callable(reward, timestep, timesteps) -> reward
+
+    "experiment": {
+        "directory": "",            # experiment's parent directory
+        "experiment_name": "",      # experiment name
+        "write_interval": "auto",   # TensorBoard writing interval (timesteps)
+
+        "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
+        "store_separately": False,          # whether to store checkpoints separately
+
+        "wandb": False,             # whether to use Weights & Biases
+        "wandb_kwargs": {}          # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
+    }
+}
+# fmt: on
+
+#: what each gradient step samples from the replay memory, in this order
+BATCH_NAMES = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
+
+#: the finite flags of one gradient step, in the order both backends compute and check them
+STEP_QUANTITIES = (
+    "sampled states",
+    "sampled actions",
+    "sampled rewards",
+    "sampled next_states",
+    "TD targets",
+    "critic loss",
+    "policy loss",
+)
+
+
+def step_flag_names(gradient_steps: int, parameters_note: str) -> list:
+    """The names of an update's finite flags: per gradient step the :data:`STEP_QUANTITIES`, then the parameters
+    after its optimizer steps (``parameters_note`` says which are non-finite now)."""
+    names = []
+    for step in range(gradient_steps):
+        where = f"of gradient step {step}"
+        names += [f"the {quantity} {where}" for quantity in STEP_QUANTITIES]
+        names.append(f"the parameters after the optimizer steps {where} ({parameters_note})")
+    return names
