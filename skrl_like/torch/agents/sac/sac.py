@@ -1,0 +1,297 @@
+"""Soft Actor-Critic (SAC), torch backend.
+
+Haarnoja et al., "Soft Actor-Critic Algorithms and Applications", 2018. The update follows skrl 1.4.3: for each of
+``gradient_steps`` fresh replay batches, a soft TD target from the target critics and a fresh next action, one step
+of both critics on the mean of their MSEs, one actor step on ``alpha * log pi - min(Q1, Q2)``, one step of
+``log(alpha)`` toward the target entropy, then the polyak update of both target critics.
+"""
+
+import contextlib
+import math
+from typing import Any, Mapping, Optional, Tuple, Union
+
+import gymnasium
+import torch
+import torch.nn.functional as F
+
+from skrl_like import config
+from skrl_like.core.agents import sac as neutral
+from skrl_like.core.agents.checks import check_named_flags, non_finite_note
+from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.off_policy import (
+    check_action_space,
+    check_batch_size,
+    default_target_entropy,
+    stored_next_states,
+)
+from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.config import merge_config
+from skrl_like.torch.agents.base import Agent
+from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
+from skrl_like.torch.agents.off_policy import init_target, sample_batch
+from skrl_like.torch.models import GaussianMixin, MultivariateGaussianMixin
+
+SAC_DEFAULT_CONFIG = with_backend_keys(
+    neutral.SAC_DEFAULT_CONFIG,
+    mixed_precision=False,  # enable automatic mixed precision for higher performance
+)
+
+_BATCH = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
+
+
+class SAC(Agent):
+    """Soft Actor-Critic.
+
+    :param models: ``{"policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2"}``: a Gaussian policy
+        (``GaussianMixin`` or ``MultivariateGaussianMixin``) and four Q-functions of states and taken actions with
+        one output each; each target has its critic's architecture (it is frozen and starts as a copy).
+    :param memory: a replay memory (``batch_size`` rows at least), or a list of memories (the first one is sampled).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: the ``Box`` action space of one environment.
+    :param device: device for the agent's computations (``None``: the default torch device).
+    :param cfg: keys of ``SAC_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and every
+        value is checked against its documented type and range.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg")
+        check_config(cfg, "SAC cfg")
+        check_action_space("SAC", action_space, "Box")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._require_models(neutral.ROLES)
+        neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin, MultivariateGaussianMixin))
+        self._check_model_outputs(policy_roles=("policy",))
+        check_batch_size("SAC", cfg["batch_size"], self.memory)
+
+        self.policy = self.models["policy"]
+        self.critic_1, self.critic_2 = self.models["critic_1"], self.models["critic_2"]
+        self.target_critic_1, self.target_critic_2 = self.models["target_critic_1"], self.models["target_critic_2"]
+        for role in neutral.ROLES:
+            self.checkpoint_modules[role] = self.models[role]
+        if config.torch.is_distributed:
+            for model in (self.policy, self.critic_1, self.critic_2):
+                model.broadcast_parameters()
+        # targets: frozen, hard copies of their critics
+        init_target("SAC", self.models, "target_critic_1", "critic_1")
+        init_target("SAC", self.models, "target_critic_2", "critic_2")
+
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
+        self._mixed_precision = bool(cfg["mixed_precision"])
+        self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
+
+        # optimizers: the policy's, one for both critics, one for log(alpha)
+        self._policy_parameters = list(self.policy.parameters())
+        self._critic_parameters = [*self.critic_1.parameters(), *self.critic_2.parameters()]
+        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"])
+        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"])
+        self.checkpoint_modules["policy_optimizer"] = self.policy_optimizer
+        self.checkpoint_modules["critic_optimizer"] = self.critic_optimizer
+        scheduler = cfg["learning_rate_scheduler"]
+        kwargs = cfg["learning_rate_scheduler_kwargs"]
+        self.policy_scheduler = scheduler(self.policy_optimizer, **kwargs) if scheduler else None
+        self.critic_scheduler = scheduler(self.critic_optimizer, **kwargs) if scheduler else None
+
+        # the entropy coefficient alpha, learned as log(alpha); log(alpha) itself is not checkpointed [compat]
+        self._entropy_coefficient = torch.tensor([float(cfg["initial_entropy_value"])], device=self.device)
+        if cfg["learn_entropy"]:
+            target_entropy = cfg["target_entropy"]
+            self._target_entropy = default_target_entropy(action_space) if target_entropy is None else target_entropy
+            self.log_entropy_coefficient = torch.tensor(
+                [math.log(cfg["initial_entropy_value"])], device=self.device, requires_grad=True
+            )
+            self.entropy_optimizer = torch.optim.Adam([self.log_entropy_coefficient], lr=cfg["entropy_learning_rate"])
+            self.checkpoint_modules["entropy_optimizer"] = self.entropy_optimizer
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+
+    def _autocast(self) -> Any:
+        if self._mixed_precision:
+            return torch.autocast(device_type=self.device.type, enabled=True)
+        return contextlib.nullcontext()
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Create the memory tensors and the experiment's writer (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        self.set_mode("eval")
+        if self.memory is not None:
+            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.float32)
+            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
+            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
+            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
+        """Sample actions from the policy (uniformly at random before ``random_timesteps``)."""
+        inputs = {"states": self._state_preprocessor(states)}
+        if self.schedule.acts_randomly(timestep):
+            return self.policy.random_act(inputs, role="policy")
+        with torch.no_grad(), self._autocast():
+            actions, _, outputs = self.policy.act(inputs, role="policy")
+        return actions, None, outputs
+
+    def record_transition(
+        self,
+        states: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        next_states: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
+        state is its terminal observation, so a truncated episode bootstraps from the state it reached)."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        if self.memory is None or not self.training:
+            return
+        if self.cfg["rewards_shaper"] is not None:
+            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
+        self._store_transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update at every step from ``learning_starts`` on; then checkpoints and TensorBoard."""
+        if self.training and self.schedule.updates(timestep):
+            self.set_mode("train")
+            self._update(timestep, timesteps)
+            self.set_mode("eval")
+        super().post_interaction(timestep, timesteps)
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        cfg = self.cfg
+        learn_entropy = cfg["learn_entropy"]
+        flags = []
+        for _ in range(cfg["gradient_steps"]):
+            states, actions, rewards, next_states, terminated, truncated = sample_batch(
+                self.memory, _BATCH, cfg["batch_size"]
+            )
+            alpha = self._entropy_coefficient
+            with self._autocast():
+                # the statistics see both the states and the next states (skrl's order)
+                states = self._state_preprocessor(states, train=True)
+                next_states = self._state_preprocessor(next_states, train=True)
+
+                # soft TD target: a fresh next action from the current policy, the smaller target Q, minus alpha log pi
+                with torch.no_grad():
+                    next_actions, next_log_prob, _ = self.policy.act({"states": next_states}, role="policy")
+                    inputs = {"states": next_states, "taken_actions": next_actions}
+                    target_q1, _, _ = self.target_critic_1.act(inputs, role="target_critic_1")
+                    target_q2, _, _ = self.target_critic_2.act(inputs, role="target_critic_2")
+                    next_values = torch.min(target_q1, target_q2) - alpha * next_log_prob
+                    target_values = td_targets(rewards, terminated | truncated, next_values, cfg["discount_factor"])
+
+                # critic loss: the mean of both critics' MSEs [compat]
+                inputs = {"states": states, "taken_actions": actions}
+                critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
+                critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
+                critic_loss = (
+                    F.mse_loss(critic_1_values.float(), target_values)
+                    + F.mse_loss(critic_2_values.float(), target_values)
+                ) / 2
+            optimizer_step(
+                critic_loss,
+                self.critic_optimizer,
+                self._critic_parameters,
+                cfg["grad_norm_clip"],
+                self.scaler,
+                models=(self.critic_1, self.critic_2),
+                update_scaler=False,
+            )
+
+            # policy loss: reparameterised actions, scored by the freshly stepped critics
+            with self._autocast():
+                sampled_actions, log_prob, _ = self.policy.act({"states": states}, role="policy")
+                inputs = {"states": states, "taken_actions": sampled_actions}
+                critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
+                critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
+                policy_loss = (alpha * log_prob - torch.min(critic_1_values, critic_2_values)).float().mean()
+            optimizer_step(
+                policy_loss,
+                self.policy_optimizer,
+                self._policy_parameters,
+                cfg["grad_norm_clip"],
+                self.scaler,
+                models=(self.policy,),
+                update_scaler=not learn_entropy,
+            )
+
+            # entropy coefficient: log(alpha) rises while the policy's entropy is below the target
+            if learn_entropy:
+                with self._autocast():
+                    entropy_loss = -(
+                        self.log_entropy_coefficient * (log_prob.detach().float() + self._target_entropy)
+                    ).mean()
+                optimizer_step(entropy_loss, self.entropy_optimizer, [self.log_entropy_coefficient], 0, self.scaler)
+                self._entropy_coefficient = torch.exp(self.log_entropy_coefficient.detach())
+
+            # targets follow their critics
+            self.target_critic_1.update_parameters(self.critic_1, polyak=cfg["polyak"])
+            self.target_critic_2.update_parameters(self.critic_2, polyak=cfg["polyak"])
+            for scheduler in (self.policy_scheduler, self.critic_scheduler):
+                if scheduler is not None:
+                    scheduler.step()
+
+            losses = (critic_loss, policy_loss) + ((entropy_loss,) if learn_entropy else ())
+            flags.append(all_finite((rewards, states, next_states, *losses)))
+            flags.append(parameters_finite(self._policy_parameters + self._critic_parameters)[None])
+
+            if self.write_interval > 0:
+                self._track(critic_loss, policy_loss, critic_1_values, critic_2_values, target_values)
+                if learn_entropy:
+                    self.track_data("Loss / Entropy loss", entropy_loss.detach())
+                    self.track_data("Coefficient / Entropy coefficient", self._entropy_coefficient[0])
+
+        self._check_update(timestep, flags)
+
+    def _track(self, critic_loss: Any, policy_loss: Any, q1: Any, q2: Any, targets: Any) -> None:
+        """Losses and Q/target statistics as device scalars (converted only when written)."""
+        self.track_data("Loss / Policy loss", policy_loss.detach())
+        self.track_data("Loss / Critic loss", critic_loss.detach())
+        for tag, values in (("Q-network / Q1", q1), ("Q-network / Q2", q2), ("Target / Target", targets)):
+            values = values.detach()
+            self.track_data(f"{tag} (max)", values.max())
+            self.track_data(f"{tag} (min)", values.min())
+            self.track_data(f"{tag} (mean)", values.mean())
+        if self.policy_scheduler is not None:
+            self.track_data("Learning / Policy learning rate", self.policy_scheduler.get_last_lr()[0])
+            self.track_data("Learning / Critic learning rate", self.critic_scheduler.get_last_lr()[0])
+
+    def _check_update(self, timestep: int, flags: list) -> None:
+        """One host transfer after the update: the first non-finite quantity, in the order of the steps.
+
+        (The sampled rewards and states were non-finite before the update touched them; the losses and parameters
+        are named at the gradient step where they first went non-finite.)"""
+        values = torch.cat(flags).tolist()
+        if all(values):
+            return
+        names = neutral.step_flag_names(
+            self.cfg["gradient_steps"], self.cfg["learn_entropy"], non_finite_note(self._non_finite_parameters())
+        )
+        check_named_flags("SAC", timestep, names, values)
+
+    def _non_finite_parameters(self) -> list:
+        return [
+            f"parameter '{name}' of the {role} model"
+            for role in ("policy", "critic_1", "critic_2")
+            for name, parameter in self.models[role].named_parameters()
+            if not torch.isfinite(parameter).all()
+        ]
