@@ -1,0 +1,364 @@
+"""Deep Q-Network (DQN), JAX backend.
+
+Mnih et al., "Human-level control through deep reinforcement learning", 2015. The same algorithm as the torch
+backend (same config, same update rule), written the PureJaxRL way: acting (epsilon-greedy included) is one jitted
+call with explicit random keys, and an update is one jitted pure function of explicit state (a
+:class:`LearnerState`): a ``lax.scan`` over ``gradient_steps`` batches drawn beforehand, each step computing the TD
+target ``y = r + gamma * (1 - done) * max_a Q_target(s', a)``, the loss ``MSE(Q(s, a), y)``, one Adam step and, when
+the update falls on a target-update timestep (a traced flag, so both cases share one compilation), the polyak blend
+of the target. The host checks finite flags before committing anything.
+DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
+"""
+
+from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skrl_like import config
+from skrl_like.core.agents import dqn as neutral
+from skrl_like.core.agents.checks import check_named_flags, non_finite_note
+from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, stored_next_states
+from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.config import merge_config
+from skrl_like.jax.agents.base import Agent
+from skrl_like.jax.agents.mechanics import (
+    FunctionalPreprocessor,
+    all_finite,
+    make_scheduler,
+    polyak_update,
+    step_scheduler,
+    td_targets,
+)
+from skrl_like.jax.agents.off_policy import epsilon_greedy, init_target, sample_batches
+from skrl_like.jax.resources.optimizers import Adam
+
+__all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
+
+#: the finite flags of one gradient step, in the order they are checked
+STEP_QUANTITIES = (
+    "the batch's states",
+    "the batch's next_states",
+    "the batch's rewards",
+    "the TD targets",
+    "the Q-network loss",
+    "the parameters after the optimizer step",
+)
+
+
+class LearnerState(NamedTuple):
+    """Everything an update changes, named after the checkpoint entries."""
+
+    q_network: Any  # the online network's parameters
+    target_q_network: Any
+    optimizer: Any
+    state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
+    learning_rate: jax.Array
+
+
+class Batch(NamedTuple):
+    """One gradient step's transitions (``(batch_size, size)`` each; stacked on a leading axis for the scan)."""
+
+    states: jax.Array
+    actions: jax.Array
+    rewards: jax.Array
+    next_states: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+
+
+class StepRecord(NamedTuple):
+    """One per gradient step (the scan stacks them)."""
+
+    loss: jax.Array
+    target_values: jax.Array  # (batch_size, 1)
+    finite: jax.Array  # one flag per ``STEP_QUANTITIES``
+
+
+class DQN(Agent):
+    """Deep Q-Network.
+
+    :param models: ``{"q_network": ..., "target_q_network": ...}``: two deterministic models with parameters
+        (``model.init_state_dict(role)``), of the same architecture, with one output per discrete action (the
+        target starts as a copy and is never stepped by the optimizer).
+    :param memory: a replay memory (e.g. ``RandomMemory(memory_size=..., num_envs=...)``) of at least
+        ``cfg["batch_size"]`` rows, or a list of memories (the first one is used for learning).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
+    :param device: JAX device for the agent's computations (``None``: the default device).
+    :param cfg: keys of ``DQN_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
+        every value is checked against its documented type and range.
+    """
+
+    _default_config = DQN_DEFAULT_CONFIG
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, jax.Device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        name = type(self).__name__
+        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
+        check_config(cfg, f"{name} cfg")
+        neutral.check_exploration(name, cfg["exploration"])
+        check_action_space(name, action_space, "Discrete")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._require_models(("q_network", "target_q_network"))
+        init_target(name, self.models, "target_q_network", "q_network")  # also: both have parameters
+        self._check_q_outputs(("q_network", "target_q_network"))
+        check_batch_size(name, cfg["batch_size"], self.memory)
+
+        self.q_network = self.models["q_network"]
+        self.target_q_network = self.models["target_q_network"]
+        self.checkpoint_modules["q_network"] = self.q_network
+        self.checkpoint_modules["target_q_network"] = self.target_q_network
+        if config.jax.is_distributed:
+            self.q_network.broadcast_parameters()
+            self.target_q_network.update_parameters(self.q_network, polyak=1)
+
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
+        self._learning_rate = cfg["learning_rate"]
+        # with a schedule the update passes its own rate to every step (skrl's JAX rule)
+        self._scheduler = cfg["learning_rate_scheduler"]
+        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self.optimizer = Adam(model=self.q_network, lr=cfg["learning_rate"], scale=self._schedule is None)
+        self._register_optimizer("optimizer")
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+
+    def _check_q_outputs(self, roles: Tuple[str, ...]) -> None:
+        """One Q-value per discrete action, checked now instead of failing (or indexing wrongly) at the first step."""
+        for role in roles:
+            _, size = self._output_size(self.models[role], role)
+            if size is not None and size != self.action_space.n:
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model ({type(self.models[role]).__name__}) produces {size} "
+                    f"outputs per sample, but the action space {self.action_space} needs one Q-value per action: "
+                    f"give its last layer {self.action_space.n} outputs"
+                )
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Create the replay memory's tensors, the writer and the jitted functions (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        self.set_mode("eval")
+        if self.memory is not None:
+            self.memory.create_tensor(name="states", size=self.observation_space, dtype=jnp.float32)
+            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=jnp.float32)
+            self.memory.create_tensor(name="actions", size=self.action_space, dtype=jnp.int32)
+            self.memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
+            self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
+            self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
+        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._act_fn = jax.jit(self._act)
+        self._update_fn = jax.jit(self._learn)
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def _act(
+        self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array, epsilon: jax.Array
+    ) -> Tuple[jax.Array, jax.Array, dict, jax.Array]:
+        """One dispatch per step: ``(epsilon-greedy actions, greedy actions, outputs, next key)``; ``epsilon`` is
+        traced (0: greedy), so its decay never recompiles."""
+        key, random_key, explore_key = jax.random.split(key, 3)
+        _, processed = self._state_functional(state_statistics, states)
+        q_values, _, outputs = self.q_network.act({"states": processed}, role="q_network", params=params)
+        greedy_actions = jnp.argmax(q_values, axis=-1, keepdims=True).astype(jnp.int32)
+        random_actions = jax.random.randint(random_key, greedy_actions.shape, 0, self.action_space.n, jnp.int32)
+        actions = epsilon_greedy(explore_key, random_actions, greedy_actions, epsilon)
+        return actions, greedy_actions, outputs, key
+
+    def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, None, dict]:
+        """Epsilon-greedy actions ``(N, 1)``; returns ``(actions, None, outputs)`` where ``outputs`` are the
+        Q-network's outputs with ``"mean_actions"``, the greedy actions (what a trainer's deterministic evaluation
+        plays)."""
+        epsilon = neutral.exploration_epsilon(timestep, self.cfg["exploration"])
+        acts_randomly = epsilon is not None and self.schedule.acts_randomly(timestep)
+        if acts_randomly and self.training:  # warm-up: no Q-values needed
+            actions = self.q_network.random_act({"states": states}, role="q_network")[0]
+            return (actions if self._jax else np.asarray(actions)), None, {}
+
+        actions, greedy_actions, outputs, self._key = self._act_fn(
+            self.q_network.state_dict.params,
+            self._state_functional.state,
+            states,
+            self._key,
+            np.float32(epsilon or 0.0),
+        )
+        if acts_randomly:
+            actions = self.q_network.random_act({"states": states}, role="q_network")[0]
+        elif epsilon is not None:
+            self.track_data("Exploration / Exploration epsilon", epsilon)
+        if not self._jax:
+            actions, greedy_actions = np.asarray(actions), np.asarray(greedy_actions)
+        return actions, None, {**outputs, "mean_actions": greedy_actions}
+
+    def record_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition; a sub-env that finished stores its
+        terminal observation as next state (``infos["final_states"]``), not the first one of its next episode."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        if self.memory is None or not self.training:
+            return
+        if self.cfg["rewards_shaper"] is not None:
+            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
+        self._store_transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update at every ``update_interval``-th timestep from ``learning_starts`` on; then write
+        checkpoints and TensorBoard data."""
+        if self.training and self.schedule.updates(timestep):
+            self.set_mode("train")
+            self._update(timestep, timesteps)
+            self.set_mode("eval")
+        super().post_interaction(timestep, timesteps)
+
+    # -- learning -----------------------------------------------------------------------------------------------
+
+    def _next_values(self, learner: LearnerState, next_states: jax.Array) -> jax.Array:
+        """DQN's bootstrap value: the target network's best Q-value, ``max_a Q_target(s', a)``."""
+        next_q_values, _, _ = self.target_q_network.act(
+            {"states": next_states}, role="target_q_network", params=learner.target_q_network
+        )
+        return jnp.max(next_q_values, axis=-1, keepdims=True)
+
+    def _loss(self, params: Any, states: jax.Array, actions: jax.Array, target_values: jax.Array) -> jax.Array:
+        """``MSE(Q(s, a), y)`` (pure)."""
+        q_values, _, _ = self.q_network.act({"states": states}, role="q_network", params=params)
+        q_values = jnp.take_along_axis(q_values, actions.astype(jnp.int32), axis=-1)
+        return jnp.mean((q_values - target_values) ** 2)
+
+    def _gradient_step(
+        self, learner: LearnerState, batch: Batch, update_target: jax.Array, timestep: jax.Array
+    ) -> Tuple[LearnerState, StepRecord]:
+        """One gradient step on one batch (pure)."""
+        cfg = self.cfg
+        # statistics updated twice per step, with the states and the next states [compat]
+        statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
+        statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
+
+        # TD target, no bootstrap past an episode end (truncation included [compat])
+        next_values = jax.lax.stop_gradient(self._next_values(learner, next_states))
+        dones = jnp.logical_or(batch.terminated, batch.truncated)
+        target_values = td_targets(batch.rewards, dones, next_values, cfg["discount_factor"])
+
+        loss, grads = jax.value_and_grad(self._loss)(learner.q_network, states, batch.actions, target_values)
+        if config.jax.is_distributed:
+            grads = self.q_network.reduce_parameters(grads)
+        optimizer, q_network = learner.optimizer.update(
+            grads, learner.q_network, learner.learning_rate if self._schedule is not None else None
+        )
+        # the target moves only on target-update timesteps: a traced flag, one compilation for both cases
+        target_q_network = jax.lax.cond(
+            update_target,
+            lambda: polyak_update(learner.target_q_network, q_network, cfg["polyak"]),
+            lambda: learner.target_q_network,
+        )
+        learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
+
+        finite = jnp.stack(
+            [
+                all_finite(states),
+                all_finite(next_states),
+                all_finite(batch.rewards),
+                all_finite(target_values),
+                jnp.isfinite(loss),
+                all_finite(q_network),
+            ]
+        )
+        learner = LearnerState(
+            q_network=q_network,
+            target_q_network=target_q_network,
+            optimizer=optimizer,
+            state_preprocessor=statistics,
+            learning_rate=jnp.asarray(learning_rate, jnp.float32),
+        )
+        return learner, StepRecord(loss, target_values, finite)
+
+    def _learn(
+        self, learner: LearnerState, batches: Batch, update_target: jax.Array, timestep: jax.Array
+    ) -> Tuple[LearnerState, StepRecord]:
+        """The whole update as one pure function: a scan of :meth:`_gradient_step` over the stacked batches."""
+        return jax.lax.scan(
+            lambda learner, batch: self._gradient_step(learner, batch, update_target, timestep), learner, batches
+        )
+
+    def _gather_learner_state(self) -> LearnerState:
+        return LearnerState(
+            q_network=self.q_network.state_dict.params,
+            target_q_network=self.target_q_network.state_dict.params,
+            optimizer=self.optimizer,
+            state_preprocessor=self._state_functional.state,
+            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
+        )
+
+    def _commit_learner_state(self, learner: LearnerState) -> None:
+        self.q_network.state_dict = self.q_network.state_dict.replace(params=learner.q_network)
+        self.target_q_network.state_dict = self.target_q_network.state_dict.replace(params=learner.target_q_network)
+        self.optimizer = learner.optimizer
+        self._state_functional.state = learner.state_preprocessor
+        self._learning_rate = learner.learning_rate
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        cfg = self.cfg
+        batches = Batch(*sample_batches(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
+        update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
+        learner, records = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
+        self._check_update(timestep, learner, records)
+        self._commit_learner_state(learner)
+
+        # tracked as device scalars: converted only when written
+        self.track_data("Loss / Q-network loss", records.loss.mean())
+        self.track_data("Target / Target (max)", records.target_values.max())
+        self.track_data("Target / Target (min)", records.target_values.min())
+        self.track_data("Target / Target (mean)", records.target_values.mean())
+        if self._schedule is not None:
+            self.track_data("Learning / Learning rate", learner.learning_rate)
+
+    def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
+        """One host transfer: raise naming the first non-finite quantity, gradient step by step; nothing is committed
+        then."""
+        finite = np.asarray(jax.device_get(records.finite))
+        if finite.all():
+            return
+        note = non_finite_note(
+            [
+                f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the q_network model"
+                for path, leaf in jax.tree_util.tree_leaves_with_path(learner.q_network)
+                if not np.isfinite(np.asarray(leaf)).all()
+            ]
+        )
+        names = [
+            f"{quantity} (gradient step {step})" + (f" ({note})" if "parameters" in quantity else "")
+            for step in range(finite.shape[0])
+            for quantity in STEP_QUANTITIES
+        ]
+        check_named_flags(type(self).__name__, timestep, names, finite.reshape(-1).tolist())

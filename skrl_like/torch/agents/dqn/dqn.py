@@ -1,0 +1,250 @@
+"""Deep Q-Network (DQN), torch backend.
+
+Mnih et al., "Human-level control through deep reinforcement learning", 2015. The update follows skrl 1.4.3:
+``gradient_steps`` steps per update, each on a freshly sampled replay batch: the TD target
+``y = r + gamma * (1 - done) * max_a Q_target(s', a)``, the loss ``MSE(Q(s, a), y)``, one Adam step, and on
+timesteps that are multiples of ``target_update_interval`` a polyak blend of the target toward the online network.
+DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
+"""
+
+import contextlib
+from typing import Any, Mapping, Optional, Tuple, Union
+
+import gymnasium
+import torch
+import torch.nn.functional as F
+
+from skrl_like import config
+from skrl_like.core.agents import dqn as neutral
+from skrl_like.core.agents.checks import check_named_flags, non_finite_note
+from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, stored_next_states
+from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.config import merge_config
+from skrl_like.torch.agents.base import Agent
+from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
+from skrl_like.torch.agents.off_policy import epsilon_greedy, init_target, sample_batch
+
+DQN_DEFAULT_CONFIG = with_backend_keys(
+    neutral.DQN_DEFAULT_CONFIG,
+    mixed_precision=False,  # enable automatic mixed precision for higher performance
+)
+
+#: the finite flags of one gradient step, in the order they are checked
+_STEP_QUANTITIES = ("the batch's states", "the batch's next_states", "the batch's rewards", "the TD targets")
+
+
+class DQN(Agent):
+    """Deep Q-Network.
+
+    :param models: ``{"q_network": ..., "target_q_network": ...}``: two deterministic models of the same
+        architecture with one output per discrete action (the target is frozen and starts as a copy).
+    :param memory: a replay memory (e.g. ``RandomMemory(memory_size=..., num_envs=...)``) of at least
+        ``cfg["batch_size"]`` rows, or a list of memories (the first one is used for learning).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
+    :param device: device for the agent's computations (``None``: the default torch device).
+    :param cfg: keys of ``DQN_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
+        every value is checked against its documented type and range.
+    """
+
+    _default_config = DQN_DEFAULT_CONFIG
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        name = type(self).__name__
+        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
+        check_config(cfg, f"{name} cfg")
+        neutral.check_exploration(name, cfg["exploration"])
+        check_action_space(name, action_space, "Discrete")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._require_models(("q_network", "target_q_network"))
+        self._check_q_outputs(("q_network", "target_q_network"))
+        check_batch_size(name, cfg["batch_size"], self.memory)
+
+        self.q_network = self.models["q_network"]
+        self.target_q_network = self.models["target_q_network"]
+        self.checkpoint_modules["q_network"] = self.q_network
+        self.checkpoint_modules["target_q_network"] = self.target_q_network
+        if config.torch.is_distributed:
+            self.q_network.broadcast_parameters()
+        init_target(name, self.models, "target_q_network", "q_network")
+
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
+        self._mixed_precision = bool(cfg["mixed_precision"])
+        self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
+
+        self._trainable_parameters = list(self.q_network.parameters())
+        self.optimizer = torch.optim.Adam(self._trainable_parameters, lr=cfg["learning_rate"], fused=True)
+        self.checkpoint_modules["optimizer"] = self.optimizer
+        scheduler = cfg["learning_rate_scheduler"]
+        self.scheduler = scheduler(self.optimizer, **cfg["learning_rate_scheduler_kwargs"]) if scheduler else None
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+
+    def _check_q_outputs(self, roles: Tuple[str, ...]) -> None:
+        """One Q-value per discrete action, checked now instead of failing (or indexing wrongly) at the first step."""
+        for role in roles:
+            _, size = self._output_size(self.models[role], role)
+            if size is not None and size != self.action_space.n:
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model ({type(self.models[role]).__name__}) produces {size} "
+                    f"outputs per sample, but the action space {self.action_space} needs one Q-value per action: "
+                    f"give its last layer {self.action_space.n} outputs"
+                )
+
+    def _autocast(self) -> Any:
+        if self._mixed_precision:
+            return torch.autocast(device_type=self.device.type, enabled=True)
+        return contextlib.nullcontext()
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Create the replay memory's tensors and the experiment's writer (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        if self.memory is not None:
+            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
+            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.int64)
+            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
+            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
+            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
+        """Epsilon-greedy actions ``(N, 1)``; returns ``(actions, None, outputs)`` where ``outputs["mean_actions"]``
+        holds the greedy actions (what a trainer's deterministic evaluation plays)."""
+        inputs = {"states": self._state_preprocessor(states)}
+        epsilon = neutral.exploration_epsilon(timestep, self.cfg["exploration"])
+        acts_randomly = epsilon is not None and self.schedule.acts_randomly(timestep)
+        if acts_randomly and self.training:  # warm-up: no Q-values needed
+            return self.q_network.random_act(inputs, role="q_network")[0], None, {}
+
+        with self._autocast():
+            q_values, _, outputs = self.q_network.act(inputs, role="q_network")
+        greedy_actions = torch.argmax(q_values, dim=1, keepdim=True)
+        outputs = {**outputs, "mean_actions": greedy_actions}
+        if epsilon is None:
+            return greedy_actions, None, outputs
+        random_actions = self.q_network.random_act(inputs, role="q_network")[0]
+        if acts_randomly:
+            return random_actions, None, outputs
+        self.track_data("Exploration / Exploration epsilon", epsilon)
+        return epsilon_greedy(random_actions, greedy_actions, epsilon), None, outputs
+
+    def record_transition(
+        self,
+        states: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        next_states: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition; a sub-env that finished stores its
+        terminal observation as next state (``infos["final_states"]``), not the first one of its next episode."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        if self.memory is None or not self.training:
+            return
+        if self.cfg["rewards_shaper"] is not None:
+            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
+        self._store_transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update at every ``update_interval``-th timestep from ``learning_starts`` on; then write
+        checkpoints and TensorBoard data."""
+        if self.training and self.schedule.updates(timestep):
+            self._update(timestep, timesteps)
+        super().post_interaction(timestep, timesteps)
+
+    def _next_values(self, next_states: torch.Tensor) -> torch.Tensor:
+        """DQN's bootstrap value: the target network's best Q-value, ``max_a Q_target(s', a)``."""
+        next_q_values, _, _ = self.target_q_network.act({"states": next_states}, role="target_q_network")
+        return torch.max(next_q_values, dim=-1, keepdim=True).values
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        cfg = self.cfg
+        update_target = neutral.target_update_due(timestep, cfg["target_update_interval"])
+        losses, targets, flags, checked = [], [], [], []
+        for _ in range(cfg["gradient_steps"]):
+            states, actions, rewards, next_states, terminated, truncated = sample_batch(
+                self.memory, neutral.TENSOR_NAMES, cfg["batch_size"]
+            )
+            with self._autocast():
+                # statistics updated twice per step, with the states and the next states [compat]
+                states = self._state_preprocessor(states, train=True)
+                next_states = self._state_preprocessor(next_states, train=True)
+
+                # TD target, no bootstrap past an episode end (truncation included [compat])
+                with torch.no_grad():
+                    next_values = self._next_values(next_states)
+                    target_values = td_targets(rewards, terminated | truncated, next_values, cfg["discount_factor"])
+
+                # Q-value of the taken action
+                q_values, _, _ = self.q_network.act({"states": states}, role="q_network")
+                q_values = torch.gather(q_values, dim=1, index=actions.long())
+                q_network_loss = F.mse_loss(q_values.float(), target_values.float())
+
+            optimizer_step(
+                q_network_loss, self.optimizer, self._trainable_parameters, 0, self.scaler, (self.q_network,)
+            )
+            if update_target:
+                self.target_q_network.update_parameters(self.q_network, polyak=cfg["polyak"])
+            if self.scheduler is not None:
+                self.scheduler.step()
+
+            losses.append(q_network_loss.detach().float())
+            targets.append(target_values.detach().float())
+            # a non-finite input makes the loss non-finite: one flag per step, the culprit is named only on failure
+            checked.append((states, next_states, rewards, target_values, q_network_loss))
+            flags.append(torch.stack([torch.isfinite(q_network_loss), parameters_finite(self._trainable_parameters)]))
+        self._check_update(timestep, flags, checked)
+
+        targets = torch.cat(targets)
+        self.track_data("Loss / Q-network loss", torch.stack(losses).mean())
+        self.track_data("Target / Target (max)", targets.max())
+        self.track_data("Target / Target (min)", targets.min())
+        self.track_data("Target / Target (mean)", targets.mean())
+        if self.scheduler is not None:
+            self.track_data("Learning / Learning rate", self.scheduler.get_last_lr()[0])
+
+    def _check_update(self, timestep: int, flags: list, checked: list) -> None:
+        """One host transfer per update; on failure, raise naming the first non-finite quantity of the first failing
+        gradient step (its inputs, the TD targets, the loss, then the parameters after its optimizer step)."""
+        flags = torch.stack(flags).tolist()
+        failing = next(
+            (step for step, (loss_finite, parameters_ok) in enumerate(flags) if not (loss_finite and parameters_ok)),
+            None,
+        )
+        if failing is None:
+            return
+        where = f" (gradient step {failing})"
+        names = [quantity + where for quantity in _STEP_QUANTITIES] + [f"the Q-network loss{where}"]
+        names.append(f"the parameters after the optimizer step{where} ({non_finite_note(self._non_finite())})")
+        check_named_flags(
+            type(self).__name__, timestep, names, all_finite(checked[failing]).tolist() + [flags[failing][1]]
+        )
+
+    def _non_finite(self) -> list:
+        return [
+            f"parameter '{name}' of the q_network model"
+            for name, parameter in self.q_network.named_parameters()
+            if not torch.isfinite(parameter).all()
+        ]
