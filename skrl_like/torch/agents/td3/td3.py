@@ -68,8 +68,8 @@ class TD3(Agent):
     ) -> None:
         cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg")
         check_config(cfg, "TD3 cfg")
+        check_action_space("TD3", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
-        check_action_space("TD3", self.action_space, "Box")
         self._require_models(ROLES)
         self._check_model_outputs(policy_roles=("policy", "target_policy"))
         check_batch_size("TD3", cfg["batch_size"], self.memory)
