@@ -247,17 +247,14 @@ def run_short(seed, num_envs=None):
     return [float(v) for v in agent.tracking_data["Loss / Critic loss"]], agent
 
 
-def test_a_fixed_seed_reproduces_a_short_run():
-    losses = run_short(3)[0]
+def test_short_runs_update_every_step_after_learning_starts_and_a_fixed_seed_reproduces_them():
+    losses, agent = run_short(3)
+    assert len(losses) == 16 - 8 and all(np.isfinite(losses))
     assert losses == run_short(3)[0]
     assert losses != run_short(4)[0]
-
-
-def test_short_runs_on_single_and_vector_envs_update_every_step_after_learning_starts():
-    for num_envs in (None, 3):
-        losses, agent = run_short(0, num_envs)
-        assert len(losses) == 16 - 8 and all(np.isfinite(losses))
-        assert agent.memory.get_tensor_by_name("states").shape[1] == (num_envs or 1)
+    losses, agent = run_short(0, num_envs=3)
+    assert len(losses) == 16 - 8 and all(np.isfinite(losses))
+    assert agent.memory.get_tensor_by_name("states").shape[1] == 3
 
 
 def test_a_truncated_sub_env_stores_its_terminal_observation():
@@ -342,7 +339,7 @@ def test_nan_rewards_stop_the_update_naming_them_before_anything_changes():
 # -- properties ---------------------------------------------------------------------------------------------------
 
 
-@settings(derandomize=True, max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     cfg=st.fixed_dictionaries(
         {
