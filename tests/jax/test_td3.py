@@ -322,9 +322,11 @@ def test_act_adds_the_exploration_noise_and_random_timesteps_act_randomly():
     )
     actions, log_prob, _ = agent.act(ref.STATES, 0, 10)
     assert log_prob is None and np.shape(actions) == (4, 1) and len(noise.values) == 10
-    actions, _, _ = agent.act(ref.STATES, 2, 10)
-    expected = np.clip(ref.policy(linear_params(agent.policy, True), ref.STATES) + 0.25, -1, 1)
-    np.testing.assert_allclose(np.asarray(actions), expected, rtol=1e-5)
+    actions, _, outputs = agent.act(ref.STATES, 2, 10)
+    noiseless = ref.policy(linear_params(agent.policy, True), ref.STATES)
+    np.testing.assert_allclose(np.asarray(actions), np.clip(noiseless + 0.25, -1, 1), rtol=1e-5)
+    # a trainer's deterministic evaluation plays the actions without exploration noise
+    np.testing.assert_allclose(np.asarray(outputs["mean_actions"]), noiseless, rtol=1e-5)
 
 
 # -- runs, checkpoints, determinism -----------------------------------------------------------------------------

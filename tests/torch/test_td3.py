@@ -325,9 +325,11 @@ def test_act_adds_the_exploration_noise_and_random_timesteps_act_randomly():
     states = torch.tensor(ref.STATES)
     actions, log_prob, _ = agent.act(states, 0, 10)
     assert log_prob is None and actions.shape == (4, 1) and len(noise.values) == 10  # random: no noise drawn
-    actions, log_prob, _ = agent.act(states, 2, 10)
-    expected = np.clip(ref.policy(linear_params(agent.policy, True), ref.STATES) + 0.25, -1, 1)
-    np.testing.assert_allclose(actions.detach().numpy(), expected, rtol=1e-5)
+    actions, log_prob, outputs = agent.act(states, 2, 10)
+    noiseless = ref.policy(linear_params(agent.policy, True), ref.STATES)
+    np.testing.assert_allclose(actions.detach().numpy(), np.clip(noiseless + 0.25, -1, 1), rtol=1e-5)
+    # a trainer's deterministic evaluation plays the actions without exploration noise
+    np.testing.assert_allclose(outputs["mean_actions"].detach().numpy(), noiseless, rtol=1e-5)
 
 
 # -- runs, checkpoints, determinism -----------------------------------------------------------------------------
