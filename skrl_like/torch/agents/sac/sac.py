@@ -87,11 +87,11 @@ class SAC(Agent):
         self._mixed_precision = bool(cfg["mixed_precision"])
         self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
 
-        # optimizers: the policy's, one for both critics, one for log(alpha)
+        # optimizers: the policy's, one for both critics, one for log(alpha); fused: one kernel for all parameters
         self._policy_parameters = list(self.policy.parameters())
         self._critic_parameters = [*self.critic_1.parameters(), *self.critic_2.parameters()]
-        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"])
-        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"])
+        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"], fused=True)
+        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"], fused=True)
         self.checkpoint_modules["policy_optimizer"] = self.policy_optimizer
         self.checkpoint_modules["critic_optimizer"] = self.critic_optimizer
         scheduler = cfg["learning_rate_scheduler"]
