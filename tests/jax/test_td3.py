@@ -456,6 +456,19 @@ def test_a_missing_role_is_named():
         make_td3(models)
 
 
+def test_identical_critics_are_warned_about(caplog):
+    models = make_models()
+    for role in ("critic_1", "critic_2"):
+        models[role].init_state_dict(role)  # the default key: the same parameters
+    with caplog.at_level("WARNING"):
+        make_td3(models, batch_size=4)
+    assert "critic_1 and critic_2 start with identical parameters" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        make_td3(make_models(), batch_size=4)
+    assert "identical parameters" not in caplog.text
+
+
 def test_a_model_without_parameters_is_named_with_the_fix():
     models = make_models()
     models["critic_2"] = Critic()

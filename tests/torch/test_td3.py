@@ -506,6 +506,18 @@ def test_a_target_of_another_architecture_is_rejected():
         make_td3(models, batch_size=4)
 
 
+def test_identical_critics_are_warned_about(caplog):
+    models = make_models()
+    models["critic_2"].load_state_dict(models["critic_1"].state_dict())
+    with caplog.at_level("WARNING"):
+        make_td3(models, batch_size=4)
+    assert "critic_1 and critic_2 start with identical parameters" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        make_td3(make_models(), batch_size=4)
+    assert "identical parameters" not in caplog.text
+
+
 def test_a_batch_larger_than_the_memory_is_rejected():
     with pytest.raises(ValueError, match=re.escape("cfg['batch_size'] = 64 is larger than the memory's 4 rows")):
         make_td3()

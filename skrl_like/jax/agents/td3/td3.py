@@ -177,6 +177,10 @@ class TD3(Agent):
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
         if cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
+        critic_1_leaves = jax.tree_util.tree_leaves(self.critic_1.state_dict.params)
+        critic_2_leaves = jax.tree_util.tree_leaves(self.critic_2.state_dict.params)
+        if all(np.array_equal(one, two) for one, two in zip(critic_1_leaves, critic_2_leaves)):
+            logger.warning(neutral.IDENTICAL_CRITICS_WARNING)
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the action bounds, the writer and the jitted functions (called once)."""

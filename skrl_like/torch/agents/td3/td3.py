@@ -107,6 +107,11 @@ class TD3(Agent):
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         if cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
+        critic_1_state, critic_2_state = self.critic_1.state_dict(), self.critic_2.state_dict()
+        if critic_1_state.keys() == critic_2_state.keys() and all(
+            torch.equal(critic_1_state[name], critic_2_state[name]) for name in critic_1_state
+        ):
+            logger.warning(neutral.IDENTICAL_CRITICS_WARNING)
 
     def _autocast(self) -> Any:
         if self._mixed_precision:
