@@ -270,12 +270,26 @@ def test_act_adds_the_scaled_noise_clipped_to_the_bounds_and_none_after_the_deca
     agent.init()
     states = np.zeros((2, OBSERVATION_SIZE), np.float32)
     clean = np.asarray(agent.policy.act({"states": states}, role="policy")[0])
-    actions, log_prob, _ = agent.act(states, timestep=2, timesteps=10)  # scale 2, noise 1.0
+    actions, log_prob, outputs = agent.act(states, timestep=2, timesteps=10)  # scale 2, noise 1.0
     assert log_prob is None
     np.testing.assert_allclose(np.asarray(actions), np.clip(clean + 1.0, -1, 1), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(outputs["mean_actions"]), clean)  # what deterministic evaluation plays
     actions, _, _ = agent.act(states, timestep=5, timesteps=10)  # after the decay: no noise at all
     np.testing.assert_allclose(np.asarray(actions), clean, atol=1e-6)
     assert tracked(agent, "Exploration / Exploration noise (max)") == [1.0, 0.0]
+
+
+def test_evaluation_plays_the_actor_without_random_actions_or_noise():
+    agent = make_ddpg(
+        random_timesteps=100,
+        exploration={"noise": GaussianNoise(0, 1.0), "initial_scale": 1.0, "final_scale": 1.0, "timesteps": None},
+    )
+    agent.init()
+    agent.set_running_mode("eval")
+    states = np.random.default_rng(0).normal(size=(4, OBSERVATION_SIZE)).astype(np.float32)
+    clean = np.asarray(agent.policy.act({"states": states}, role="policy")[0])
+    _, _, outputs = agent.act(states, timestep=0, timesteps=10)
+    np.testing.assert_allclose(np.asarray(outputs["mean_actions"]), clean, atol=1e-6)
 
 
 def test_evaluation_neither_stores_nor_updates():
@@ -395,7 +409,7 @@ def test_a_batch_larger_than_the_memory_is_rejected():
 # -- properties and learning -----------------------------------------------------------------------------------------
 
 
-@settings(derandomize=True, max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     num_envs=st.integers(1, 3),
     gradient_steps=st.integers(1, 3),
@@ -475,8 +489,8 @@ def test_ddpg_learns_a_one_step_bandit():
         critic_learning_rate=3e-3,
         exploration={"noise": GaussianNoise(0, 0.3), "initial_scale": 1.0, "final_scale": 0.1, "timesteps": None},
     )
-    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 1000}).train()
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 600}).train()
     states = np.linspace(-0.9, 0.9, 19, dtype=np.float32)[:, None]
     actions = np.asarray(agent.policy.act({"states": states}, role="policy")[0])
     # the best action is a = s: a random actor is off by about 0.5 on average
-    assert float(np.abs(actions - states).mean()) < 0.1
+    assert float(np.abs(actions - states).mean()) < 0.15

@@ -177,14 +177,15 @@ class DDPG(Agent):
         return actions
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, None, dict]:
-        """The actor's actions plus the decaying exploration noise, clipped to the action bounds (random actions
-        during ``random_timesteps``); returns ``(actions, None, outputs)``."""
-        if self.schedule.acts_randomly(timestep):
+        """The actor's actions plus the decaying exploration noise, clipped to the action bounds; returns
+        ``(actions, None, outputs)`` with the noiseless actions as ``outputs["mean_actions"]`` (what a deterministic
+        evaluation plays). While training and ``timestep < random_timesteps``: random actions."""
+        if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act({"states": self._state_preprocessor(states)}, role="policy")
-        actions = self._act_fn(self.policy.state_dict.params, self._state_functional.state, states)
+        mean_actions = self._act_fn(self.policy.state_dict.params, self._state_functional.state, states)
         exploration = self.cfg["exploration"]
         actions = exploration_act(
-            actions,
+            mean_actions,
             exploration["noise"],
             exploration,
             timestep,
@@ -194,8 +195,8 @@ class DDPG(Agent):
             self.track_data,
         )
         if not self._jax:
-            actions = np.asarray(actions)
-        return actions, None, {}
+            actions, mean_actions = np.asarray(actions), np.asarray(mean_actions)
+        return actions, None, {"mean_actions": mean_actions}
 
     def record_transition(
         self,

@@ -116,16 +116,17 @@ class DDPG(Agent):
         self.clip_actions_max = torch.as_tensor(self.action_space.high, dtype=torch.float32, device=self.device)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
-        """The actor's actions plus the decaying exploration noise, clipped to the action bounds (random actions
-        during ``random_timesteps``); returns ``(actions, None, outputs)``."""
+        """The actor's actions plus the decaying exploration noise, clipped to the action bounds; returns
+        ``(actions, None, outputs)`` with the noiseless actions as ``outputs["mean_actions"]`` (what a deterministic
+        evaluation plays). While training and ``timestep < random_timesteps``: random actions."""
         inputs = {"states": self._state_preprocessor(states)}
-        if self.schedule.acts_randomly(timestep):
+        if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act(inputs, role="policy")
         with torch.no_grad(), self._autocast():
-            actions, _, outputs = self.policy.act(inputs, role="policy")
+            mean_actions, _, outputs = self.policy.act(inputs, role="policy")
         exploration = self.cfg["exploration"]
         actions = exploration_act(
-            actions,
+            mean_actions,
             exploration["noise"],
             exploration,
             timestep,
@@ -134,7 +135,7 @@ class DDPG(Agent):
             self.clip_actions_max,
             self.track_data,
         )
-        return actions, None, outputs
+        return actions, None, {**outputs, "mean_actions": mean_actions}
 
     def record_transition(
         self,
