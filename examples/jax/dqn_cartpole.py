@@ -1,0 +1,100 @@
+"""Train DQN (or DDQN) on CartPole-v1 with the JAX backend, then evaluate greedily (exploration off).
+
+The mirror of examples/torch/dqn_cartpole.py (same hyperparameters). Acting (epsilon-greedy included) is one jitted
+call per step and each update is one compiled function.
+Run: python examples/jax/dqn_cartpole.py [--algorithm DQN|DDQN] [--timesteps 100000] [--seed 42]
+"""
+
+import argparse
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+
+import flax.linen as nn
+import gymnasium as gym
+import numpy as np
+
+from skrl_like.jax.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAULT_CONFIG
+from skrl_like.jax.envs.wrappers import wrap_env
+from skrl_like.jax.memories import RandomMemory
+from skrl_like.jax.models import DeterministicMixin, Model
+from skrl_like.jax.trainers import SequentialTrainer
+from skrl_like.utils import set_seed
+
+ALGORITHMS = {"DQN": (DQN, DQN_DEFAULT_CONFIG), "DDQN": (DDQN, DDQN_DEFAULT_CONFIG)}
+
+# the hyperparameters this repository benchmarks (docs/benchmarks.md); the torch example uses the same
+HYPERPARAMETERS = {
+    "memory_size": 50_000,  # replay rows per env
+    "batch_size": 64,
+    "discount_factor": 0.99,
+    "learning_rate": 5e-4,
+    "learning_starts": 1000,
+    "update_interval": 1,
+    "gradient_steps": 1,
+    "target_update_interval": 1,  # a soft target update at every step ...
+    "polyak": 0.01,  # ... of 1%
+    "exploration": {"initial_epsilon": 1.0, "final_epsilon": 0.02, "timesteps": 2000},
+}
+
+
+class QNetwork(DeterministicMixin, Model):
+    """64x64 ReLU MLP, one Q-value per action."""
+
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        x = nn.relu(nn.Dense(64)(inputs["states"]))
+        x = nn.relu(nn.Dense(64)(x))
+        return nn.Dense(self.num_actions)(x), {}
+
+
+def make_agent(env, algorithm="DQN", experiment=None):
+    """DQN or DDQN with :data:`HYPERPARAMETERS`."""
+    agent_class, default_config = ALGORITHMS[algorithm]
+    settings = dict(HYPERPARAMETERS)
+    memory_size = settings.pop("memory_size")
+    cfg = {
+        **default_config,
+        **settings,
+        "experiment": experiment
+        or {"directory": "runs/jax/cartpole_dqn", "write_interval": "auto", "checkpoint_interval": "auto"},
+    }
+    models = {
+        role: QNetwork(env.observation_space, env.action_space, env.device)
+        for role in ("q_network", "target_q_network")
+    }
+    for role, model in models.items():
+        model.init_state_dict(role)
+    memory = RandomMemory(memory_size=memory_size, num_envs=env.num_envs, device=env.device)
+    return agent_class(
+        models=models,
+        memory=memory,
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=env.device,
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="DQN")
+    parser.add_argument("--timesteps", type=int, default=100_000, help="environment steps")
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+
+    set_seed(args.seed)
+    env = wrap_env(gym.make("CartPole-v1"))
+    agent = make_agent(env, args.algorithm)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps, "headless": True})
+    trainer.train()
+    returns = trainer.evaluate_episodes(num_episodes=20)
+    print(f"Final evaluation (20 greedy episodes): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}")
+
+
+if __name__ == "__main__":
+    main()
