@@ -11,6 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import td3_reference as ref
+from hypothesis import HealthCheck, given, settings
+from strategies import scale_rewards, wrap_random_env
+from td3_strategies import MEMORY_SIZE, TIMESTEPS, expected_critic_steps, td3_setups
 
 from skrl_like.jax.agents.off_policy import exploration_act
 from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG
@@ -18,6 +21,7 @@ from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, Model
 from skrl_like.jax.resources.noises import GaussianNoise, Noise
+from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -501,3 +505,70 @@ def test_nan_rewards_are_named_and_nothing_is_committed():
         agent._update(0, 10)
     for role in ROLES:
         np.testing.assert_array_equal(flat(agent.models[role]), before[role])
+
+
+# -- properties over drawn envs and configs -------------------------------------------------------------------
+
+
+class ClippedActor(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self, clip_actions=True)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return nn.Dense(self.num_actions)(nn.tanh(nn.Dense(8)(inputs["states"]))), {}
+
+
+class SmallCritic(Critic):
+    hidden = 8
+
+
+@settings(derandomize=True, max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=td3_setups())
+def test_drawn_td3_agents_train_with_the_documented_cadence(setup):
+    set_seed(setup.env.seed)
+    env = wrap_random_env(setup.env, "jax")
+    try:
+        cfg = {
+            **setup.cfg,
+            "exploration": {
+                **setup.cfg["exploration"],
+                "noise": None if setup.exploration_std is None else GaussianNoise(0, setup.exploration_std),
+            },
+            "smooth_regularization_noise": None
+            if setup.smoothing_std is None
+            else GaussianNoise(0, setup.smoothing_std),
+            "rewards_shaper": scale_rewards if setup.shaped else None,
+        }
+        if setup.preprocessor:
+            cfg.update(
+                state_preprocessor=RunningStandardScaler, state_preprocessor_kwargs={"size": env.observation_space}
+            )
+        models = {role: ClippedActor(env.observation_space, env.action_space) for role in ROLES[:2]}
+        models.update({role: SmallCritic(env.observation_space, env.action_space) for role in ROLES[2:]})
+        for index, (role, model) in enumerate(models.items()):
+            model.init_state_dict(role, key=jax.random.PRNGKey(index))
+        agent = make_td3(
+            models, RandomMemory(MEMORY_SIZE, env.num_envs), env.observation_space, env.action_space, **cfg
+        )
+        online = {role: flat(models[role]) for role in ("policy", "critic_1", "critic_2")}
+        SequentialTrainer(env=env, agents=agent, cfg={"timesteps": TIMESTEPS, **QUIET}).train()
+    finally:
+        env.close()
+
+    critic_steps = expected_critic_steps(setup)
+    assert len(agent.tracking_data["Loss / Critic loss"]) == critic_steps
+    assert len(agent.tracking_data["Loss / Policy loss"]) == critic_steps // cfg["policy_delay"]
+    assert all(np.isfinite(float(x)) for x in agent.tracking_data["Loss / Critic loss"])
+    actions = np.asarray(agent.memory.get_tensor_by_name("actions"))
+    assert actions.shape == (MEMORY_SIZE, env.num_envs, int(np.prod(env.action_space.shape)))
+    stored = actions[: min(TIMESTEPS, MEMORY_SIZE)].reshape(-1, actions.shape[-1])
+    assert np.all(stored >= np.asarray(agent.clip_actions_min) - 1e-6)
+    assert np.all(stored <= np.asarray(agent.clip_actions_max) + 1e-6)
+    if cfg["actor_learning_rate"] == 0:
+        np.testing.assert_array_equal(flat(models["policy"]), online["policy"])
+    if cfg["critic_learning_rate"] == 0:
+        np.testing.assert_array_equal(flat(models["critic_1"]), online["critic_1"])
+    if critic_steps:
+        assert agent._update_fn._cache_size() == 1

@@ -9,6 +9,9 @@ import pytest
 import td3_reference as ref
 import torch
 import torch.nn as nn
+from hypothesis import HealthCheck, given, settings
+from strategies import scale_rewards, wrap_random_env
+from td3_strategies import MEMORY_SIZE, TIMESTEPS, expected_critic_steps, td3_setups
 
 from skrl_like.torch.agents.off_policy import exploration_act
 from skrl_like.torch.agents.td3 import TD3, TD3_DEFAULT_CONFIG
@@ -16,6 +19,7 @@ from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import DeterministicMixin, Model
 from skrl_like.torch.resources.noises import GaussianNoise, Noise
+from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -536,3 +540,62 @@ def test_nan_rewards_are_named_at_the_next_update():
         FloatingPointError, match="the sampled rewards of gradient step 0 contain NaN/inf .*environment"
     ):
         agent._update(0, 10)
+
+
+# -- properties over drawn envs and configs -------------------------------------------------------------------
+
+
+class ClippedActor(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space):
+        Model.__init__(self, observation_space, action_space, "cpu")
+        DeterministicMixin.__init__(self, clip_actions=True)
+        self.net = nn.Sequential(nn.Linear(self.num_observations, 8), nn.Tanh(), nn.Linear(8, self.num_actions))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+@settings(derandomize=True, max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=td3_setups())
+def test_drawn_td3_agents_train_with_the_documented_cadence(setup):
+    set_seed(setup.env.seed)
+    env = wrap_random_env(setup.env, "torch")
+    try:
+        cfg = {
+            **setup.cfg,
+            "exploration": {
+                **setup.cfg["exploration"],
+                "noise": None if setup.exploration_std is None else GaussianNoise(0, setup.exploration_std, "cpu"),
+            },
+            "smooth_regularization_noise": None
+            if setup.smoothing_std is None
+            else GaussianNoise(0, setup.smoothing_std, "cpu"),
+            "rewards_shaper": scale_rewards if setup.shaped else None,
+        }
+        if setup.preprocessor:
+            cfg.update(
+                state_preprocessor=RunningStandardScaler,
+                state_preprocessor_kwargs={"size": env.observation_space, "device": "cpu"},
+            )
+        models = {role: ClippedActor(env.observation_space, env.action_space) for role in ROLES[:2]}
+        models.update({role: LinearCritic(env.observation_space, env.action_space, 8) for role in ROLES[2:]})
+        agent = make_td3(
+            models, RandomMemory(MEMORY_SIZE, env.num_envs, "cpu"), env.observation_space, env.action_space, **cfg
+        )
+        online = {role: flat(models[role]) for role in ("policy", "critic_1", "critic_2")}
+        SequentialTrainer(env=env, agents=agent, cfg={"timesteps": TIMESTEPS, **QUIET}).train()
+    finally:
+        env.close()
+
+    critic_steps = expected_critic_steps(setup)
+    assert len(agent.tracking_data["Loss / Critic loss"]) == critic_steps
+    assert len(agent.tracking_data["Loss / Policy loss"]) == critic_steps // cfg["policy_delay"]
+    assert all(np.isfinite(float(x)) for x in agent.tracking_data["Loss / Critic loss"])
+    actions = agent.memory.get_tensor_by_name("actions")
+    assert actions.shape == (MEMORY_SIZE, env.num_envs, int(np.prod(env.action_space.shape)))
+    stored = actions[: min(TIMESTEPS, MEMORY_SIZE)].reshape(-1, actions.shape[-1])
+    assert torch.all(stored >= agent.clip_actions_min - 1e-6) and torch.all(stored <= agent.clip_actions_max + 1e-6)
+    if cfg["actor_learning_rate"] == 0:
+        assert torch.equal(flat(models["policy"]), online["policy"])
+    if cfg["critic_learning_rate"] == 0:
+        assert torch.equal(flat(models["critic_1"]), online["critic_1"])

@@ -193,8 +193,8 @@ class TD3(Agent):
             self.memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
             self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
             self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
-        self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32)
-        self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32)
+        self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
+        self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
         self._update_fn = jax.jit(self._learn)
 

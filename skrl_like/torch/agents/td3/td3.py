@@ -129,8 +129,10 @@ class TD3(Agent):
             self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
             self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
             self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
-        self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32)
-        self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32)
+        self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32).reshape(-1)
+        self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32).reshape(
+            -1
+        )
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps``);
