@@ -171,9 +171,9 @@ def test_the_default_config_is_never_mutated():
 # -- the compiled update against the NumPy reference --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("grad_norm_clip", [0.0, 0.05])
-def test_two_updates_match_the_numpy_reference_and_compile_once(grad_norm_clip):
-    agent, reference, steps = _linear_agent_and_reference(0, grad_norm_clip=grad_norm_clip)
+def test_two_updates_match_the_numpy_reference_and_compile_once():
+    # clipped gradients here; the unclipped path is checked by the scan test below
+    agent, reference, steps = _linear_agent_and_reference(0, grad_norm_clip=0.05)
     agent.post_interaction(timestep=0, timesteps=10)
     agent.post_interaction(timestep=1, timesteps=10)  # the second update continues from the committed state
     batch = stacked(steps)
