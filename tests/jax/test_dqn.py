@@ -10,6 +10,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from dqn_strategies import TIMESTEPS, dqn_setups, expected_update_timesteps
+from hypothesis import HealthCheck, given, settings
+from strategies import wrap_random_env
 
 from skrl_like import config
 from skrl_like.jax.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAULT_CONFIG
@@ -403,3 +406,42 @@ def test_parameters_made_non_finite_by_the_step_are_named():
         match=r"the parameters after the optimizer step \(gradient step 0\) \(non-finite now: parameter 'params/linear",
     ):
         agent._update(timestep=1, timesteps=10)
+
+
+# -- drawn configs ----------------------------------------------------------------------------------------------
+
+
+@settings(derandomize=True, max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=dqn_setups())
+def test_drawn_agents_act_store_and_update_as_configured(setup):
+    env = wrap_random_env(setup.env, "jax")
+    algorithm = {"DQN": DQN, "DDQN": DDQN}[setup.algorithm]
+    models = make_models(env.observation_space, env.action_space)
+    agent = algorithm(
+        models=models,
+        memory=RandomMemory(memory_size=setup.memory_size, num_envs=env.num_envs),
+        cfg=setup.cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    initial = {role: model.state_dict.params for role, model in models.items()}
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": TIMESTEPS}).train()
+
+    updates = expected_update_timesteps(setup.cfg)
+    losses = [float(loss) for loss in agent.tracking_data["Loss / Q-network loss"]]
+    assert len(losses) == len(updates) and all(math.isfinite(loss) for loss in losses)
+    actions = agent.memory.get_tensor_by_name("actions")
+    assert actions.dtype == np.int32 and actions.shape == (setup.memory_size, env.num_envs, 1)
+    assert 0 <= int(actions.min()) and int(actions.max()) < env.action_space.n
+    if updates:
+        assert agent._update_fn._cache_size() == 1
+
+    def leaves(role):
+        return zip(jax.tree_util.tree_leaves(initial[role]), jax.tree_util.tree_leaves(models[role].state_dict.params))
+
+    if setup.cfg["learning_rate"] == 0 or not updates:
+        assert all(np.array_equal(a, b) for a, b in leaves("q_network"))
+        for a, b in leaves("target_q_network"):  # blended toward the unchanged network it started as a copy of
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    if not any(t % setup.cfg["target_update_interval"] == 0 for t in updates):
+        assert all(np.array_equal(a, b) for a, b in leaves("target_q_network"))

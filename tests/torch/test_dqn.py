@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+from dqn_strategies import TIMESTEPS, dqn_setups, expected_update_timesteps
+from hypothesis import HealthCheck, given, settings
+from strategies import wrap_random_env
 
 from skrl_like.torch.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
@@ -514,3 +517,44 @@ def test_dqn_learns_cartpole():
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=5)
     assert np.mean(returns) > 100, returns
+
+
+# -- drawn configs ----------------------------------------------------------------------------------------------
+
+
+@settings(derandomize=True, max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=dqn_setups())
+def test_drawn_agents_act_store_and_update_as_configured(setup):
+    env = wrap_random_env(setup.env, "torch")
+    algorithm = {"DQN": DQN, "DDQN": DDQN}[setup.algorithm]
+    models = {
+        role: QNetwork(env.observation_space, env.action_space, hidden=8) for role in ("q_network", "target_q_network")
+    }
+    agent = algorithm(
+        models=models,
+        memory=RandomMemory(memory_size=setup.memory_size, num_envs=env.num_envs, device="cpu"),
+        cfg=setup.cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+    )
+    initial = {role: [p.detach().clone() for p in model.parameters()] for role, model in models.items()}
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": TIMESTEPS}).train()
+
+    updates = expected_update_timesteps(setup.cfg)
+    losses = [float(loss) for loss in agent.tracking_data["Loss / Q-network loss"]]
+    assert len(losses) == len(updates) and all(math.isfinite(loss) for loss in losses)
+    actions = agent.memory.get_tensor_by_name("actions")
+    assert actions.dtype == torch.int64 and actions.shape == (setup.memory_size, env.num_envs, 1)
+    assert 0 <= int(actions.min()) and int(actions.max()) < env.action_space.n
+
+    def unchanged(role):
+        return all(torch.equal(a, b) for a, b in zip(initial[role], models[role].parameters()))
+
+    if setup.cfg["learning_rate"] == 0 or not updates:
+        assert unchanged("q_network")
+        # the target only ever blends toward the unchanged online network it started as a copy of
+        for a, b in zip(initial["target_q_network"], models["target_q_network"].parameters()):
+            torch.testing.assert_close(a, b.detach())
+    if not any(t % setup.cfg["target_update_interval"] == 0 for t in updates):
+        assert unchanged("target_q_network")
