@@ -279,6 +279,29 @@ def test_act_adds_the_scaled_noise_clipped_to_the_bounds_and_none_after_the_deca
     assert tracked(agent, "Exploration / Exploration noise (max)") == [1.0, 0.0]
 
 
+def test_a_multi_dimensional_box_is_acted_on_as_flat_rows_within_its_bounds():
+    box = gymnasium.spaces.Box(np.full((2, 2), -1.0, np.float32), np.array([[1, 2], [3, 4]], np.float32))
+    agent = DDPG(
+        models=make_models(OBSERVATIONS, box),
+        memory=RandomMemory(memory_size=64, num_envs=1),
+        observation_space=OBSERVATIONS,
+        action_space=box,
+        cfg={
+            "experiment": NO_FILES,
+            "exploration": {
+                "noise": GaussianNoise(0, 100.0),
+                "initial_scale": 1.0,
+                "final_scale": 1.0,
+                "timesteps": None,
+            },
+        },
+    )
+    agent.init()
+    actions = np.asarray(agent.act(np.zeros((3, OBSERVATION_SIZE), np.float32), timestep=0, timesteps=10)[0])
+    assert actions.shape == (3, 4)
+    assert (actions >= -1).all() and (actions <= np.array([1.0, 2.0, 3.0, 4.0])).all()
+
+
 def test_evaluation_plays_the_actor_without_random_actions_or_noise():
     agent = make_ddpg(
         random_timesteps=100,

@@ -64,9 +64,9 @@ def make_models(observation_space=OBSERVATIONS, action_space=ACTIONS, hidden=0):
     }
 
 
-def make_ddpg(env=None, memory_size=64, num_envs=None, models=None, memory=None, hidden=0, **cfg):
+def make_ddpg(env=None, memory_size=64, num_envs=None, models=None, memory=None, hidden=0, action_space=None, **cfg):
     observation_space = env.observation_space if env is not None else OBSERVATIONS
-    action_space = env.action_space if env is not None else ACTIONS
+    action_space = action_space or (env.action_space if env is not None else ACTIONS)
     num_envs = num_envs or (env.num_envs if env is not None else 1)
     memory = memory if memory is not None else RandomMemory(memory_size=memory_size, num_envs=num_envs, device="cpu")
     return DDPG(
@@ -273,6 +273,24 @@ def test_act_adds_the_scaled_noise_clipped_to_the_bounds_and_none_after_the_deca
     actions, _, _ = agent.act(states, timestep=5, timesteps=10)  # after the decay: no noise at all
     np.testing.assert_allclose(actions.numpy(), clean.numpy(), atol=1e-6)
     assert tracked(agent, "Exploration / Exploration noise (max)") == [1.0, 0.0]
+
+
+def test_a_multi_dimensional_box_is_acted_on_as_flat_rows_within_its_bounds():
+    box = gymnasium.spaces.Box(np.full((2, 2), -1.0, np.float32), np.array([[1, 2], [3, 4]], np.float32))
+    agent = make_ddpg(
+        models=make_models(OBSERVATIONS, box),
+        action_space=box,
+        exploration={
+            "noise": GaussianNoise(0, 100.0, device="cpu"),
+            "initial_scale": 1.0,
+            "final_scale": 1.0,
+            "timesteps": None,
+        },
+    )
+    agent.init()
+    actions, _, _ = agent.act(torch.zeros((3, OBSERVATION_SIZE)), timestep=0, timesteps=10)
+    assert actions.shape == (3, 4)
+    assert (actions >= -1).all() and (actions <= torch.tensor([1.0, 2.0, 3.0, 4.0])).all()
 
 
 def test_random_timesteps_act_uniformly_inside_the_bounds():

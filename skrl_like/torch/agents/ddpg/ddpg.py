@@ -112,8 +112,13 @@ class DDPG(Agent):
             self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
             self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
             self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
-        self.clip_actions_min = torch.as_tensor(self.action_space.low, dtype=torch.float32, device=self.device)
-        self.clip_actions_max = torch.as_tensor(self.action_space.high, dtype=torch.float32, device=self.device)
+        # flat, as the actions (a multi-dimensional Box is acted on as one row per env)
+        self.clip_actions_min = torch.as_tensor(self.action_space.low, dtype=torch.float32, device=self.device).reshape(
+            -1
+        )
+        self.clip_actions_max = torch.as_tensor(
+            self.action_space.high, dtype=torch.float32, device=self.device
+        ).reshape(-1)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """The actor's actions plus the decaying exploration noise, clipped to the action bounds; returns
