@@ -599,3 +599,23 @@ def test_drawn_td3_agents_train_with_the_documented_cadence(setup):
         assert torch.equal(flat(models["policy"]), online["policy"])
     if cfg["critic_learning_rate"] == 0:
         assert torch.equal(flat(models["critic_1"]), online["critic_1"])
+
+
+def test_the_pendulum_example_trains_and_evaluates_without_noise():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch" / "td3_pendulum.py"
+    spec = importlib.util.spec_from_file_location("td3_pendulum_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    set_seed(0)
+    env = pendulum(1)
+    agent = example.make_agent(
+        env, experiment=NO_FILES, hidden=(8,), memory_size=64, batch_size=8, random_timesteps=5, learning_starts=5
+    )
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 20, **QUIET})
+    trainer.train()
+    returns = trainer.evaluate_episodes(num_episodes=1)
+    env.close()
+    assert len(agent.tracking_data["Loss / Critic loss"]) == 15 and len(returns) == 1 and np.isfinite(returns[0])
