@@ -286,6 +286,14 @@ class SequenceNoise(Noise):
         return torch.full(tuple(size), self.values.pop(0))
 
 
+def test_an_evaluating_agent_plays_the_policy_during_the_random_timesteps():
+    agent = make_td3(batch_size=4, random_timesteps=100)
+    agent.set_running_mode("eval")
+    _, _, outputs = agent.act(torch.tensor(ref.STATES), 0, 10)
+    expected = ref.policy(linear_params(agent.policy, True), ref.STATES)
+    np.testing.assert_allclose(outputs["mean_actions"].detach().numpy(), expected, rtol=1e-5)
+
+
 def test_exploration_act_scales_the_noise_linearly_clips_to_the_bounds_and_tracks_it():
     tracked = []
     exploration = {"noise": None, "initial_scale": 1.0, "final_scale": 0.2, "timesteps": 10}

@@ -206,9 +206,11 @@ class TD3(Agent):
         return actions, outputs
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, None, dict]:
-        """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps``);
+        """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps`` while
+        training);
         returns ``(actions, None, outputs)``, ``outputs["mean_actions"]`` the actions without noise."""
-        if self.schedule.acts_randomly(timestep):
+        # warm-up while training only: an evaluation (whose timesteps restart at 0) plays the policy
+        if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act({"states": self._state_preprocessor(states)}, role="policy")
         actions, outputs = self._act_fn(self.policy.state_dict.params, self._state_functional.state, states)
         # the noiseless actions, which a trainer's deterministic evaluation plays (exploration off)

@@ -135,12 +135,14 @@ class TD3(Agent):
         )
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
-        """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps``);
+        """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps`` while
+        training);
         returns ``(actions, None, outputs)``, ``outputs["mean_actions"]`` the actions without noise."""
         inputs = {"states": self._state_preprocessor(states)}
-        if self.schedule.acts_randomly(timestep):
+        # warm-up while training only: an evaluation (whose timesteps restart at 0) plays the policy
+        if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act(inputs, role="policy")
-        with self._autocast():
+        with torch.no_grad(), self._autocast():
             actions, _, outputs = self.policy.act(inputs, role="policy")
         # the noiseless actions, which a trainer's deterministic evaluation plays (exploration off)
         outputs = {**outputs, "mean_actions": actions}
