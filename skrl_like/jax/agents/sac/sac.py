@@ -7,9 +7,11 @@ and a pre-drawn replay batch; an update runs its ``gradient_steps`` steps in one
 and returns finite flags that the host checks before committing anything. Shapes are static, so nothing recompiles
 after the first update.
 
-Unlike skrl 1.4.3's JAX SAC, each critic is stepped with its own gradient (skrl steps both with critic 2's), and the
-policy's noise comes from a key split off the learner's key at every step (skrl's jitted actor loss draws the same
-noise at every step: the model's key counter only advances while tracing).
+Unlike skrl 1.4.3's JAX SAC, each critic is stepped with its own gradient (skrl steps both with critic 2's), twin
+critics given identical parameters (every ``init_state_dict`` defaults to the same ``config.jax.key``) are made
+distinct (skrl keeps them identical: ``min(Q1, Q2)`` is then a single Q-function), and the policy's noise comes from a
+key split off the learner's key at every step (skrl's jitted actor loss draws the same noise at every step: the
+model's key counter only advances while tracing).
 """
 
 import math
@@ -21,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config
+from skrl_like import config, logger
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -158,6 +160,7 @@ class SAC(Agent):
         self.target_critic_1, self.target_critic_2 = self.models["target_critic_1"], self.models["target_critic_2"]
         for role in neutral.ROLES:
             self.checkpoint_modules[role] = self.models[role]
+        self._make_twin_critics_distinct()
         if config.jax.is_distributed:
             for model in (self.policy, self.critic_1, self.critic_2):
                 model.broadcast_parameters()
@@ -197,6 +200,20 @@ class SAC(Agent):
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+
+    def _make_twin_critics_distinct(self) -> None:
+        """Twin critics initialised with the same key (``init_state_dict``'s default is ``config.jax.key`` for every
+        model, as in skrl) are identical and, stepped on the same batches toward the same targets, stay identical:
+        ``min(Q1, Q2)`` is then one Q-function and its over-estimation is not held back. Draw critic 2 anew."""
+        first, second = (jax.tree_util.tree_leaves(model.state_dict.params) for model in (self.critic_1, self.critic_2))
+        if len(first) != len(second) or not all(np.array_equal(a, b) for a, b in zip(first, second)):
+            return
+        self.critic_2.init_state_dict("critic_2", key=jax.random.fold_in(config.jax.key, 2))
+        logger.warning(
+            "SAC: 'critic_1' and 'critic_2' have identical parameters (both initialised with the same key, e.g. "
+            "init_state_dict's default config.jax.key); 'critic_2' was re-initialised with another key so that the "
+            "twin Q-functions differ. Initialise them with distinct keys (init_state_dict(role, key=...)) to choose their weights yourself"
+        )
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the writer and the jitted functions (called once, by the trainer)."""
