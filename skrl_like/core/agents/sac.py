@@ -59,7 +59,8 @@ def check_gaussian_policy(policy: Any, gaussian_classes: Tuple[type, ...]) -> No
         raise ValueError(
             f"SAC needs a stochastic Gaussian policy for the 'policy' role (a model built on "
             f"{' or '.join(cls.__name__ for cls in gaussian_classes)}); got {type(policy).__name__}"
-            f"{f' ({bases})' if bases else ''}. Give the policy GaussianMixin, or use TD3/DDPG for a deterministic policy"
+            f"{f' ({bases})' if bases else ''}. Give the policy GaussianMixin, "
+            "or use TD3/DDPG for a deterministic policy"
         )
 
 

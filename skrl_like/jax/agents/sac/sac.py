@@ -212,7 +212,8 @@ class SAC(Agent):
         logger.warning(
             "SAC: 'critic_1' and 'critic_2' have identical parameters (both initialised with the same key, e.g. "
             "init_state_dict's default config.jax.key); 'critic_2' was re-initialised with another key so that the "
-            "twin Q-functions differ. Initialise them with distinct keys (init_state_dict(role, key=...)) to choose their weights yourself"
+            "twin Q-functions differ. Initialise them with distinct keys (init_state_dict(role, key=...)) to choose "
+            "their weights yourself"
         )
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
