@@ -376,6 +376,16 @@ def test_short_runs_on_single_and_vector_envs_update_from_learning_starts(num_en
     assert all(np.isfinite(float(x)) for x in agent.tracking_data["Loss / Critic loss"])
 
 
+def test_a_short_run_under_the_jax_array_backend(monkeypatch):
+    from skrl_like import config
+
+    monkeypatch.setattr(config.jax, "backend", "jax")
+    agent = short_run(num_envs=2, timesteps=30)
+    assert len(agent.tracking_data["Loss / Critic loss"]) == 10
+    actions, _, outputs = agent.act(jnp.zeros((2, 3)), 25, 30)
+    assert isinstance(actions, jax.Array) and isinstance(outputs["mean_actions"], jax.Array)
+
+
 def test_a_fixed_seed_reproduces_a_short_run():
     first, second = short_run(seed=3), short_run(seed=3)
     for role in ROLES:
