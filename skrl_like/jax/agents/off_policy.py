@@ -48,7 +48,8 @@ def _describe_tree(shapes: Any) -> str:
 
 def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int) -> Tuple[jax.Array, ...]:
     """``gradient_steps`` fresh uniform batches of ``batch_size`` transitions, one array per name of shape
-    ``(gradient_steps, batch_size, size)``, drawn in one call and moved to the device in one transfer."""
+    ``(gradient_steps, batch_size, size)``, drawn in one call (one per step from a memory without replacement) and
+    moved to the device in one transfer."""
     if getattr(memory, "_replacement", True):
         drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps, mini_batches=gradient_steps)
     else:  # without replacement within a batch only, as torch's one sample per step (one draw would cap the rows)
