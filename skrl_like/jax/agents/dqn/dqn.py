@@ -79,6 +79,18 @@ class StepRecord(NamedTuple):
     finite: jax.Array  # one flag per ``STEP_QUANTITIES``
 
 
+class UpdateReport(NamedTuple):
+    """What the host reads after an update: the tracked values (reduced in the compiled update, so tracking costs
+    no further dispatch) and the finite flags ``(gradient_steps, len(STEP_QUANTITIES))`` to check before
+    committing."""
+
+    loss: jax.Array  # mean over the gradient steps
+    target_max: jax.Array
+    target_min: jax.Array
+    target_mean: jax.Array
+    finite: jax.Array
+
+
 class DQN(Agent):
     """Deep Q-Network.
 
@@ -305,11 +317,14 @@ class DQN(Agent):
 
     def _learn(
         self, learner: LearnerState, batches: Batch, update_target: jax.Array, timestep: jax.Array
-    ) -> Tuple[LearnerState, StepRecord]:
+    ) -> Tuple[LearnerState, UpdateReport]:
         """The whole update as one pure function: a scan of :meth:`_gradient_step` over the stacked batches."""
-        return jax.lax.scan(
+        learner, records = jax.lax.scan(
             lambda learner, batch: self._gradient_step(learner, batch, update_target, timestep), learner, batches
         )
+        targets = records.target_values
+        report = UpdateReport(records.loss.mean(), targets.max(), targets.min(), targets.mean(), records.finite)
+        return learner, report
 
     def _gather_learner_state(self) -> LearnerState:
         return LearnerState(
@@ -331,22 +346,22 @@ class DQN(Agent):
         cfg = self.cfg
         batches = Batch(*sample_batches(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
         update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        learner, records = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
-        self._check_update(timestep, learner, records)
+        learner, report = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
+        self._check_update(timestep, learner, report)
         self._commit_learner_state(learner)
 
         # tracked as device scalars: converted only when written
-        self.track_data("Loss / Q-network loss", records.loss.mean())
-        self.track_data("Target / Target (max)", records.target_values.max())
-        self.track_data("Target / Target (min)", records.target_values.min())
-        self.track_data("Target / Target (mean)", records.target_values.mean())
+        self.track_data("Loss / Q-network loss", report.loss)
+        self.track_data("Target / Target (max)", report.target_max)
+        self.track_data("Target / Target (min)", report.target_min)
+        self.track_data("Target / Target (mean)", report.target_mean)
         if self._schedule is not None:
             self.track_data("Learning / Learning rate", learner.learning_rate)
 
-    def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
+    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """One host transfer: raise naming the first non-finite quantity, gradient step by step; nothing is committed
         then."""
-        finite = np.asarray(jax.device_get(records.finite))
+        finite = np.asarray(jax.device_get(report.finite))
         if finite.all():
             return
         note = non_finite_note(
