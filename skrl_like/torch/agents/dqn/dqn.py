@@ -125,7 +125,7 @@ class DQN(Agent):
         if acts_randomly and self.training:  # warm-up: no Q-values needed
             return self.q_network.random_act(inputs, role="q_network")[0], None, {}
 
-        with self._autocast():
+        with torch.no_grad(), self._autocast():
             q_values, _, outputs = self.q_network.act(inputs, role="q_network")
         greedy_actions = torch.argmax(q_values, dim=1, keepdim=True)
         outputs = {**outputs, "mean_actions": greedy_actions}
