@@ -401,9 +401,9 @@ def test_drawn_configs_train_with_finite_losses_and_frozen_weights_at_lr_zero(cf
 
 def test_sac_learns_pendulum():
     """A silent break of the update fails the suite: after 5000 steps (small networks, ~15 s on one core) the
-    deterministic policy returns clearly more than a random one. Untrained, this policy returns -1060 to -1230 over
-    10 episodes (seeds 0-3) and uniform random actions -1110 to -1430; trained it returns -550 to -870 (seeds 0-1,
-    this config), so a zero learning rate, a sign error or a detached loss (all of which leave the policy untrained
+    deterministic policy returns clearly more than a random one. Untrained, this policy returns -1060 to -1230 over 5
+    episodes (seeds 0-3) and uniform random actions -1110 to -1430; trained, about -460 here (other seeds -550 to
+    -870), so a zero learning rate, a sign error or a detached loss (all of which leave the policy untrained
     or worse) fail the -900 bar."""
     from examples import load_example
 
