@@ -455,10 +455,17 @@ class SAC(Agent):
         cfg = self.cfg
         batches = Batch(*sample_batches(self.memory, Batch._fields, cfg["batch_size"], cfg["gradient_steps"]))
         learner, records = self._update_fn(self._gather_learner_state(), batches, np.int32(timestep))
+        # one host transfer for the finite flags and the tracked values (a few numbers per gradient step): cheaper
+        # than a device slice per tracked value
+        records = (
+            jax.device_get(records)
+            if self.write_interval > 0
+            else records._replace(finite=jax.device_get(records.finite))
+        )
         self._check_update(timestep, learner, records)
         self._commit_learner_state(learner)
 
-        if self.write_interval > 0:  # device scalars, converted only when written (one per gradient step)
+        if self.write_interval > 0:
             for step in range(cfg["gradient_steps"]):
                 self.track_data("Loss / Policy loss", records.policy_loss[step])
                 self.track_data("Loss / Critic loss", records.critic_loss[step])
@@ -475,9 +482,9 @@ class SAC(Agent):
                     self.track_data("Learning / Critic learning rate", learner.critic_learning_rate)
 
     def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
-        """One host transfer: raise naming the first non-finite quantity (in the order of the steps); nothing has
-        been committed then, so the agent keeps its last finite state."""
-        finite = np.asarray(jax.device_get(records.finite))
+        """Raise naming the first non-finite quantity (in the order of the steps); nothing has been committed then,
+        so the agent keeps its last finite state."""
+        finite = np.asarray(records.finite)
         if finite.all():
             return
         note = non_finite_note(self._non_finite_parameters(learner))
