@@ -79,6 +79,7 @@ class _JaxConfig:
     def __init__(self) -> None:
         self._backend = "numpy"
         self._key: Any = np.array([0, 0], dtype=np.uint32)
+        self._initialized_models = 0  # models given a default key since the key was last set
         self._local_rank = int(os.getenv("JAX_LOCAL_RANK", "0"))
         self._rank = int(os.getenv("JAX_RANK", "0"))
         self._world_size = int(os.getenv("JAX_WORLD_SIZE", "1"))
@@ -128,6 +129,18 @@ class _JaxConfig:
         if isinstance(value, (int, float)):
             value = np.array([0, int(value)], dtype=np.uint32)
         self._key = value
+        self._initialized_models = 0
+
+    def model_key(self) -> "jax.Array":  # noqa: F821
+        """The key for the next model initialised without an explicit key: the root key folded with a count of such
+        models since the key was set, so that two models (e.g. twin critics) start from different parameters, as
+        torch's advancing generator gives them, and a run after ``set_seed`` gets the same keys in the same order.
+        """
+        import jax
+
+        key = jax.random.fold_in(self.key, self._initialized_models)
+        self._initialized_models += 1
+        return key
 
     @property
     def device(self) -> "jax.Device":  # noqa: F821

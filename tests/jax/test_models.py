@@ -224,6 +224,24 @@ def test_deterministic_output_and_clipping():
     np.testing.assert_allclose(clipped, np.clip(expected, ACTIONS.low, ACTIONS.high), rtol=1e-5)
 
 
+def test_models_initialised_with_the_default_key_differ_and_set_seed_repeats_them():
+    from skrl_like.utils import set_seed
+
+    def kernels():
+        models = [Linear(OBSERVATIONS, ACTIONS) for _ in range(2)]
+        for model in models:
+            model.init_state_dict("critic")  # no key: each model gets its own (skrl gives every model the same)
+        return [np.asarray(model.state_dict.params["params"]["Dense_0"]["kernel"]) for model in models]
+
+    set_seed(5)
+    first, second = kernels()
+    assert not np.allclose(first, second)
+    set_seed(5)
+    again = kernels()
+    np.testing.assert_array_equal(again[0], first)
+    np.testing.assert_array_equal(again[1], second)
+
+
 # ------------------------------------------------------------------------------------------ Categorical
 
 

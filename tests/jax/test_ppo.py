@@ -325,8 +325,10 @@ def test_kl_threshold_early_stopping_changes_the_update_compiled():
         assert agent._update_fn._cache_size() == 1
         return sum(np.abs(a - b).sum() for a, b in zip(before, leaves(agent.policy.state_dict.params)))
 
+    # stopped: one Adam step per epoch (4), unlimited: every mini-batch (16); Adam steps are all about lr long, so
+    # the ratio is near 1/4 whatever the initial weights: well under 1/2
     stopped, unlimited = distance(kl_threshold=1e-12), distance()
-    assert 0 < stopped < unlimited / 4
+    assert 0 < stopped < unlimited / 2
 
 
 def test_learning_starts_delays_the_first_update():

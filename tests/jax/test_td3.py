@@ -481,10 +481,10 @@ def test_a_missing_role_is_named():
 def test_identical_critics_are_warned_about(caplog):
     models = make_models()
     for role in ("critic_1", "critic_2"):
-        models[role].init_state_dict(role)  # the default key: the same parameters
+        models[role].init_state_dict(role, key=jax.random.PRNGKey(3))  # one key for both: the same parameters
     with caplog.at_level("WARNING"):
         make_td3(models, batch_size=4)
-    assert "critic_1 and critic_2 start with identical parameters" in caplog.text
+    assert "TD3: 'critic_1' and 'critic_2' start with identical parameters" in caplog.text
     caplog.clear()
     with caplog.at_level("WARNING"):
         make_td3(make_models(), batch_size=4)

@@ -523,7 +523,7 @@ def test_identical_critics_are_warned_about(caplog):
     models["critic_2"].load_state_dict(models["critic_1"].state_dict())
     with caplog.at_level("WARNING"):
         make_td3(models, batch_size=4)
-    assert "critic_1 and critic_2 start with identical parameters" in caplog.text
+    assert "TD3: 'critic_1' and 'critic_2' start with identical parameters" in caplog.text
     caplog.clear()
     with caplog.at_level("WARNING"):
         make_td3(make_models(), batch_size=4)

@@ -63,6 +63,16 @@ def default_target_entropy(action_space: Any) -> float:
     return 0.0
 
 
+def identical_twins_warning(algorithm: str, first: str, second: str) -> str:
+    """The warning for twin critics that start equal: stepped on the same batches toward the same targets they stay
+    equal, and the minimum of the two is then no correction of over-estimation."""
+    return (
+        f"{algorithm}: '{first}' and '{second}' start with identical parameters: trained on the same batches they stay "
+        f"identical and min({first}, {second}) corrects nothing. Initialise them differently (torch: build each "
+        f"model anew; JAX: init_state_dict(role) without a key gives each model its own, or pass distinct keys)"
+    )
+
+
 def stored_next_states(next_states: Any, infos: Any) -> Any:
     """The next states a replay transition stores: for a sub-environment of a vector env that finished at this
     step, its terminal observation (``infos["final_states"]``, set by the wrappers), not the first observation of

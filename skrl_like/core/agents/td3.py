@@ -70,13 +70,6 @@ SMOOTHING_WARNING = (
     "GaussianNoise(0, 0.2) as cfg['smooth_regularization_noise'] to reduce the variance of the targets)"
 )
 
-IDENTICAL_CRITICS_WARNING = (
-    "TD3: critic_1 and critic_2 start with identical parameters: trained on the same batches they stay identical and "
-    "the smaller of the two target values is no correction. Initialise them differently (JAX: "
-    "critic_2.init_state_dict('critic_2', key=jax.random.PRNGKey(1)); every model initialised with the default key "
-    "gets the same parameters)"
-)
-
 
 def delayed_step(critic_update: int, policy_delay: int) -> bool:
     """Whether the ``critic_update``-th critic update (counted from 1) is followed by the policy step and the

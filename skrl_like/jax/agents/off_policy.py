@@ -14,7 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like.core.agents.off_policy import noise_scale
+from skrl_like import logger
+from skrl_like.core.agents.off_policy import identical_twins_warning, noise_scale
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
@@ -44,6 +45,13 @@ def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, sou
 def _describe_tree(shapes: Any) -> str:
     paths = jax.tree_util.tree_flatten_with_path(shapes, is_leaf=lambda x: isinstance(x, tuple))[0]
     return "{" + ", ".join(f"{jax.tree_util.keystr(path)}: {shape}" for path, shape in paths) + "}"
+
+
+def warn_if_identical(algorithm: str, models: Mapping[str, Any], first: str, second: str) -> None:
+    """Log :func:`~skrl_like.core.agents.off_policy.identical_twins_warning` if the two models' parameters are equal."""
+    one, two = (jax.tree_util.tree_leaves(models[role].state_dict.params) for role in (first, second))
+    if len(one) == len(two) and all(np.array_equal(a, b) for a, b in zip(one, two)):
+        logger.warning(identical_twins_warning(algorithm, first, second))
 
 
 def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int) -> Tuple[jax.Array, ...]:

@@ -313,7 +313,8 @@ class Model(flax.linen.Module):
 
         :param role: the role passed to ``__call__`` while tracing.
         :param inputs: example inputs; by default one flattened sample of the observation and action spaces.
-        :param key: PRNG key for the initial parameters; default ``config.jax.key``.
+        :param key: PRNG key for the initial parameters; by default a key of its own, ``config.jax.model_key()`` (the
+            root key folded with the number of models initialised so far), so that no two models start equal.
         """
         if not inputs:
             inputs = {"states": _sample_flat(self.observation_space), "taken_actions": _sample_flat(self.action_space)}
@@ -321,7 +322,7 @@ class Model(flax.linen.Module):
         if isinstance(inputs.get("states"), (int, np.integer)):
             inputs["states"] = np.array(inputs["states"]).reshape(1, 1)
         if key is None:
-            key = config.jax.key
+            key = config.jax.model_key()
         with jax.default_device(self.device):
             params = self.init(key, inputs, role)
         self.state_dict = StateDict.create(apply_fn=self.apply, params=params)

@@ -8,7 +8,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from skrl_like.core.agents.off_policy import noise_scale
+from skrl_like import logger
+from skrl_like.core.agents.off_policy import identical_twins_warning, noise_scale
 from skrl_like.torch.models.base import state_dict_mismatches
 
 
@@ -28,6 +29,13 @@ def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, sou
         )
     target.freeze_parameters(True)
     target.update_parameters(source, polyak=1)
+
+
+def warn_if_identical(algorithm: str, models: Mapping[str, Any], first: str, second: str) -> None:
+    """Log :func:`~skrl_like.core.agents.off_policy.identical_twins_warning` if the two models' states are equal."""
+    one, two = models[first].state_dict(), models[second].state_dict()
+    if one.keys() == two.keys() and all(torch.equal(one[name], two[name]) for name in one):
+        logger.warning(identical_twins_warning(algorithm, first, second))
 
 
 def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config, logger
+from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -45,7 +45,7 @@ from skrl_like.jax.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import init_target, sample_batches
+from skrl_like.jax.agents.off_policy import init_target, sample_batches, warn_if_identical
 from skrl_like.jax.models import GaussianMixin
 from skrl_like.jax.resources.optimizers import Adam
 
@@ -160,7 +160,7 @@ class SAC(Agent):
         self.target_critic_1, self.target_critic_2 = self.models["target_critic_1"], self.models["target_critic_2"]
         for role in neutral.ROLES:
             self.checkpoint_modules[role] = self.models[role]
-        self._make_twin_critics_distinct()
+        warn_if_identical("SAC", self.models, "critic_1", "critic_2")
         if config.jax.is_distributed:
             for model in (self.policy, self.critic_1, self.critic_2):
                 model.broadcast_parameters()
@@ -200,21 +200,6 @@ class SAC(Agent):
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
-
-    def _make_twin_critics_distinct(self) -> None:
-        """Twin critics initialised with the same key (``init_state_dict``'s default is ``config.jax.key`` for every
-        model, as in skrl) are identical and, stepped on the same batches toward the same targets, stay identical:
-        ``min(Q1, Q2)`` is then one Q-function and its over-estimation is not held back. Draw critic 2 anew."""
-        first, second = (jax.tree_util.tree_leaves(model.state_dict.params) for model in (self.critic_1, self.critic_2))
-        if len(first) != len(second) or not all(np.array_equal(a, b) for a, b in zip(first, second)):
-            return
-        self.critic_2.init_state_dict("critic_2", key=jax.random.fold_in(config.jax.key, 2))
-        logger.warning(
-            "SAC: 'critic_1' and 'critic_2' have identical parameters (both initialised with the same key, e.g. "
-            "init_state_dict's default config.jax.key); 'critic_2' was re-initialised with another key so that the "
-            "twin Q-functions differ. Initialise them with distinct keys (init_state_dict(role, key=...)) to choose "
-            "their weights yourself"
-        )
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the writer and the jitted functions (called once, by the trainer)."""

@@ -35,7 +35,13 @@ from skrl_like.jax.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import exploration_act, init_target, sample_batches, smoothed_target_actions
+from skrl_like.jax.agents.off_policy import (
+    exploration_act,
+    init_target,
+    sample_batches,
+    smoothed_target_actions,
+    warn_if_identical,
+)
 from skrl_like.jax.resources.optimizers import Adam
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
@@ -177,10 +183,7 @@ class TD3(Agent):
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
         if cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
-        critic_1_leaves = jax.tree_util.tree_leaves(self.critic_1.state_dict.params)
-        critic_2_leaves = jax.tree_util.tree_leaves(self.critic_2.state_dict.params)
-        if all(np.array_equal(one, two) for one, two in zip(critic_1_leaves, critic_2_leaves)):
-            logger.warning(neutral.IDENTICAL_CRITICS_WARNING)
+        warn_if_identical("TD3", self.models, "critic_1", "critic_2")
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the action bounds, the writer and the jitted functions (called once)."""

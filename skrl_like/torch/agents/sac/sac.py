@@ -28,7 +28,7 @@ from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
-from skrl_like.torch.agents.off_policy import init_target, sample_batch
+from skrl_like.torch.agents.off_policy import init_target, sample_batch, warn_if_identical
 from skrl_like.torch.models import GaussianMixin, MultivariateGaussianMixin
 
 SAC_DEFAULT_CONFIG = with_backend_keys(
@@ -79,6 +79,7 @@ class SAC(Agent):
         if config.torch.is_distributed:
             for model in (self.policy, self.critic_1, self.critic_2):
                 model.broadcast_parameters()
+        warn_if_identical("SAC", self.models, "critic_1", "critic_2")
         # targets: frozen, hard copies of their critics
         init_target("SAC", self.models, "target_critic_1", "critic_1")
         init_target("SAC", self.models, "target_critic_2", "critic_2")

@@ -30,7 +30,13 @@ from skrl_like.torch.agents.mechanics import (
     td_targets,
     unique_parameters,
 )
-from skrl_like.torch.agents.off_policy import exploration_act, init_target, sample_batch, smoothed_target_actions
+from skrl_like.torch.agents.off_policy import (
+    exploration_act,
+    init_target,
+    sample_batch,
+    smoothed_target_actions,
+    warn_if_identical,
+)
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -107,11 +113,7 @@ class TD3(Agent):
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         if cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
-        critic_1_state, critic_2_state = self.critic_1.state_dict(), self.critic_2.state_dict()
-        if critic_1_state.keys() == critic_2_state.keys() and all(
-            torch.equal(critic_1_state[name], critic_2_state[name]) for name in critic_1_state
-        ):
-            logger.warning(neutral.IDENTICAL_CRITICS_WARNING)
+        warn_if_identical("TD3", self.models, "critic_1", "critic_2")
 
     def _autocast(self) -> Any:
         if self._mixed_precision:
