@@ -8,9 +8,9 @@ and returns finite flags that the host checks before committing anything. Shapes
 after the first update.
 
 Unlike skrl 1.4.3's JAX SAC, each critic is stepped with its own gradient (skrl steps both with critic 2's), twin
-critics given identical parameters (every ``init_state_dict`` defaults to the same ``config.jax.key``) are made
-distinct (skrl keeps them identical: ``min(Q1, Q2)`` is then a single Q-function), and the policy's noise comes from a
-key split off the learner's key at every step (skrl's jitted actor loss draws the same noise at every step: the
+critics start different (models initialised without a key each get their own, where skrl gives all the same key:
+``min(Q1, Q2)`` is then a single Q-function; critics that still start identical are warned about), and the policy's
+noise comes from a key split off the learner's key at every step (skrl's jitted actor loss draws the same noise at every step: the
 model's key counter only advances while tracing).
 """
 
