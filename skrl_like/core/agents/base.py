@@ -14,6 +14,7 @@ import numpy as np
 
 from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
+from skrl_like.core.agents.off_policy import stored_next_states
 from skrl_like.core.io import atomic_write
 from skrl_like.core.network_definition import NetworkInputError
 from skrl_like.core.spaces import compute_space_size
@@ -244,6 +245,42 @@ class AgentCore:
         self.memory.add_samples(**sample)
         for memory in self.secondary_memories:
             memory.add_samples(**sample)
+
+    def _store_replay_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Off-policy agents: while training, store the transition with its reward shaped by
+        ``cfg["rewards_shaper"]``; a sub-environment that finished stores its terminal observation as next state
+        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it."""
+        if self.memory is None or not self.training:
+            return
+        shaper = self.cfg.get("rewards_shaper")
+        if shaper is not None:
+            rewards = shaper(rewards, timestep, timesteps)
+        self._store_transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
+
+    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int) -> None:
+        """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so."""
+        if self.training and schedule.updates(timestep):
+            self.set_mode("train")
+            self._update(timestep, timesteps)
+            self.set_mode("eval")
 
     # -- public API --------------------------------------------------------------------------------------------
 

@@ -111,6 +111,25 @@ EXPLORATION_RULES = {
     "final_epsilon": number(0.0, 1.0),
 }
 
+
+def experiment_defaults() -> dict:
+    """A fresh ``cfg["experiment"]`` of the default values, the same for every algorithm (each algorithm's default
+    config gets its own dict, so that editing one does not change another's)."""
+    # fmt: off
+    return {
+        "directory": "",            # experiment's parent directory
+        "experiment_name": "",      # experiment name
+        "write_interval": "auto",   # TensorBoard writing interval (timesteps)
+
+        "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
+        "store_separately": False,          # whether to store checkpoints separately
+
+        "wandb": False,             # whether to use Weights & Biases
+        "wandb_kwargs": {},         # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
+    }
+    # fmt: on
+
+
 EXPERIMENT_RULES = {
     "directory": TEXT,
     "experiment_name": TEXT,

@@ -7,6 +7,7 @@ never changes the other.
 
 from typing import Any, Mapping, Optional
 
+from skrl_like.core.agents.config import experiment_defaults
 from skrl_like.core.agents.off_policy import epsilon
 
 
@@ -40,17 +41,7 @@ def _default_config() -> dict:
 
         "rewards_shaper": None,         # rewards shaping function: Callable(reward, timestep, timesteps) -> reward
 
-        "experiment": {
-            "directory": "",            # experiment's parent directory
-            "experiment_name": "",      # experiment name
-            "write_interval": "auto",   # TensorBoard writing interval (timesteps)
-
-            "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
-            "store_separately": False,          # whether to store checkpoints separately
-
-            "wandb": False,             # whether to use Weights & Biases
-            "wandb_kwargs": {}          # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
-        }
+        "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
     }
     # fmt: on
 

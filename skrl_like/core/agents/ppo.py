@@ -1,6 +1,8 @@
 """PPO's configuration, written once for both backends (each backend adds only its own keys, e.g. torch's
 ``mixed_precision``, and re-exports it as ``PPO_DEFAULT_CONFIG``)."""
 
+from skrl_like.core.agents.config import experiment_defaults
+
 # fmt: off
 PPO_DEFAULT_CONFIG = {
     "rollouts": 16,                 # number of rollouts before updating
@@ -35,16 +37,6 @@ PPO_DEFAULT_CONFIG = {
     "rewards_shaper": None,         # rewards shaping function: Callable(reward, timestep, timesteps) -> reward
     "time_limit_bootstrap": False,  # bootstrap at timeout termination (episode truncation)
 
-    "experiment": {
-        "directory": "",            # experiment's parent directory
-        "experiment_name": "",      # experiment name
-        "write_interval": "auto",   # TensorBoard writing interval (timesteps)
-
-        "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
-        "store_separately": False,          # whether to store checkpoints separately
-
-        "wandb": False,             # whether to use Weights & Biases
-        "wandb_kwargs": {}          # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
-    }
+    "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
 }
 # fmt: on

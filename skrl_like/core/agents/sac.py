@@ -3,6 +3,8 @@ and what both backends check and name the same way: the stochastic policy and th
 
 from typing import Any, Sequence, Tuple
 
+from skrl_like.core.agents.config import experiment_defaults
+
 #: SAC's models: the stochastic policy, two Q-functions and their targets (no target policy)
 ROLES = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
 
@@ -37,17 +39,7 @@ SAC_DEFAULT_CONFIG = {
 
     "rewards_shaper": None,         # rewards shaping function: Callable(reward, timestep, timesteps) -> reward
 
-    "experiment": {
-        "directory": "",            # experiment's parent directory
-        "experiment_name": "",      # experiment name
-        "write_interval": "auto",   # TensorBoard writing interval (timesteps)
-
-        "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
-        "store_separately": False,          # whether to store checkpoints separately
-
-        "wandb": False,             # whether to use Weights & Biases
-        "wandb_kwargs": {}          # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
-    }
+    "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
 }
 # fmt: on
 

@@ -3,6 +3,8 @@
 
 from typing import List
 
+from skrl_like.core.agents.config import experiment_defaults
+
 # fmt: off
 TD3_DEFAULT_CONFIG = {
     "gradient_steps": 1,            # gradient steps
@@ -37,17 +39,7 @@ TD3_DEFAULT_CONFIG = {
 
     "rewards_shaper": None,         # rewards shaping function: Callable(reward, timestep, timesteps) -> reward
 
-    "experiment": {
-        "directory": "",            # experiment's parent directory
-        "experiment_name": "",      # experiment name
-        "write_interval": "auto",   # TensorBoard writing interval (timesteps)
-
-        "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
-        "store_separately": False,          # whether to store checkpoints separately
-
-        "wandb": False,             # whether to use Weights & Biases
-        "wandb_kwargs": {}          # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
-    }
+    "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
 }
 # fmt: on
 

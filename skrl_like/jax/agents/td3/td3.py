@@ -22,7 +22,7 @@ from skrl_like import config, logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, stored_next_states
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.config import merge_config
@@ -250,25 +250,13 @@ class TD3(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        if self.memory is None or not self.training:
-            return
-        if self.cfg["rewards_shaper"] is not None:
-            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
-        self._store_transition(
-            states=states,
-            actions=actions,
-            rewards=rewards,
-            next_states=stored_next_states(next_states, infos),
-            terminated=terminated,
-            truncated=truncated,
+        self._store_replay_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
         """While training, update at every timestep from ``learning_starts``; then checkpoints and TensorBoard."""
-        if self.training and self.schedule.updates(timestep):
-            self.set_mode("train")
-            self._update(timestep, timesteps)
-            self.set_mode("eval")
+        self._update_when_due(self.schedule, timestep, timesteps)
         super().post_interaction(timestep, timesteps)
 
     # -- learning -----------------------------------------------------------------------------------------------
