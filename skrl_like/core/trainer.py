@@ -45,6 +45,14 @@ def generate_equally_spaced_scopes(num_envs: int, num_simultaneous_agents: int) 
     return scopes
 
 
+def _scoped_infos(infos: Any, start: int, end: int) -> Any:
+    """The step's infos for the agent of environments ``start:end``: the per-environment terminal observations
+    (``infos["final_states"]``, one row per environment) cut to its scope, everything else as it is."""
+    if isinstance(infos, Mapping) and infos.get("final_states") is not None:
+        return {**infos, "final_states": infos["final_states"][start:end]}
+    return infos
+
+
 def _is_bool(value: Any) -> bool:
     return isinstance(value, (bool, np.bool_))
 
@@ -331,7 +339,7 @@ class TrainerCore:
                         next_states=next_states[start:end],
                         terminated=terminated[start:end],
                         truncated=truncated[start:end],
-                        infos=infos,
+                        infos=_scoped_infos(infos, start, end),
                         timestep=timestep,
                         timesteps=timesteps,
                     )

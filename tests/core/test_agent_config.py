@@ -60,7 +60,7 @@ def test_backend_keys_go_before_experiment():
 
 def test_the_rollout_schedule_updates_every_rollouts_steps_after_learning_starts():
     schedule = RolloutSchedule(rollouts=4, learning_starts=6)
-    due = [timestep for timestep in range(16) if schedule.step(timestep)]
+    due = [timestep for timestep in range(16) if schedule.updates(timestep)]
     assert due == [7, 11, 15]
 
 

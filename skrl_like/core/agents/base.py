@@ -246,7 +246,7 @@ class AgentCore:
         for memory in self.secondary_memories:
             memory.add_samples(**sample)
 
-    def _store_replay_transition(
+    def _store_training_transition(
         self,
         states: Any,
         actions: Any,
@@ -258,8 +258,8 @@ class AgentCore:
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Off-policy agents: while training, store the transition with its reward shaped by
-        ``cfg["rewards_shaper"]``; a sub-environment that finished stores its terminal observation as next state
+        """While training, store the transition with its reward shaped by ``cfg["rewards_shaper"]``; a sub-environment
+        that finished stores its terminal observation as next state
         (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it."""
         if self.memory is None or not self.training:
             return
@@ -275,12 +275,17 @@ class AgentCore:
             truncated=truncated,
         )
 
-    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int) -> None:
-        """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so."""
+    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> None:
+        """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so (a
+        :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or an
+        :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`). ``switch_modes=False`` leaves the models' mode
+        alone (skrl's torch DQN; switching a torch model's mode walks all its submodules, twice per update)."""
         if self.training and schedule.updates(timestep):
-            self.set_mode("train")
+            if switch_modes:
+                self.set_mode("train")
             self._update(timestep, timesteps)
-            self.set_mode("eval")
+            if switch_modes:
+                self.set_mode("eval")
 
     # -- public API --------------------------------------------------------------------------------------------
 

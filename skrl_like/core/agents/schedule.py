@@ -17,7 +17,7 @@ class RolloutSchedule:
         self.learning_starts = learning_starts
         self.collected = 0
 
-    def step(self, timestep: int) -> bool:
+    def updates(self, timestep: int) -> bool:
         """Count one collected step; ``True`` when the update is due now."""
         self.collected += 1
         return self.collected % self.rollouts == 0 and timestep >= self.learning_starts

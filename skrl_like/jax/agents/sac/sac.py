@@ -253,7 +253,7 @@ class SAC(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        self._store_replay_transition(
+        self._store_training_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 

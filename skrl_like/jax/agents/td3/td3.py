@@ -250,7 +250,7 @@ class TD3(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        self._store_replay_transition(
+        self._store_training_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 

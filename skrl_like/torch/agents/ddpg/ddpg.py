@@ -159,7 +159,7 @@ class DDPG(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        self._store_replay_transition(
+        self._store_training_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 

@@ -154,14 +154,14 @@ class DQN(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        self._store_replay_transition(
+        self._store_training_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
         """While training, update at every ``update_interval``-th timestep from ``learning_starts`` on; then write
         checkpoints and TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps)
+        self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False)  # as skrl's torch DQN
         super().post_interaction(timestep, timesteps)
 
     def _next_values(self, next_states: torch.Tensor) -> torch.Tensor:

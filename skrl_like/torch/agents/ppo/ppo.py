@@ -136,25 +136,13 @@ class PPO(Agent):
         super().record_transition(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        if self.memory is None or not self.training:
-            return
-        if self.cfg["rewards_shaper"] is not None:
-            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
-        self._store_transition(
-            states=states,
-            actions=actions,
-            rewards=rewards,
-            next_states=next_states,
-            terminated=terminated,
-            truncated=truncated,
+        self._store_training_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
         """While training, update every ``rollouts`` steps; then write checkpoints and TensorBoard data."""
-        if self.training and self.schedule.step(timestep):
-            self.set_mode("train")
-            self._update(timestep, timesteps)
-            self.set_mode("eval")
+        self._update_when_due(self.schedule, timestep, timesteps)
         super().post_interaction(timestep, timesteps)
 
     def _evaluate_rollout(self, states: torch.Tensor, actions: torch.Tensor, last_states: torch.Tensor) -> Tuple:
