@@ -482,3 +482,12 @@ def test_no_recompilation_after_warm_up_with_a_schedule_and_early_stopping():
     assert len({float(rate) for rate in agent.tracking_data["Learning / Learning rate"]}) > 1
     assert agent._update_fn._cache_size() == 1
     assert agent._act_fn._cache_size() == 1
+
+
+def test_cpu_scalars_are_tracked_as_floats():
+    # a kept CPU array holds its buffer (a DQN run with writing off grew by ~7 kB per update)
+    agent = make_ppo(cartpole())
+    agent.track_data("Loss / x", jnp.float32(1.5))
+    agent.track_data("Loss / x", jnp.array([2.5]))
+    assert agent.tracking_data["Loss / x"] == [1.5, 2.5]
+    assert all(type(value) is float for value in agent.tracking_data["Loss / x"])

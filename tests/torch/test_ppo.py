@@ -627,3 +627,12 @@ def test_kl_early_stopping_at_the_first_mini_batch_of_every_epoch_skips_the_upda
     assert all(torch.equal(b, p) for b, p in zip(before, agent.policy.parameters()))
     assert [float(v) for v in agent.tracking_data["Loss / Policy loss"]] == [0.0]  # skrl: 0 over the planned batches
     assert [float(v) for v in agent.tracking_data["Loss / Value loss"]] == [0.0]
+
+
+def test_cpu_scalars_are_tracked_as_floats():
+    # a kept 0-d CPU tensor pins the memory freed around it (an off-policy run with writing off grew per step)
+    agent = make_ppo(cartpole())
+    agent.track_data("Loss / x", torch.tensor(1.5))
+    agent.track_data("Loss / x", torch.tensor([2.5]))
+    assert agent.tracking_data["Loss / x"] == [1.5, 2.5]
+    assert all(type(value) is float for value in agent.tracking_data["Loss / x"])
