@@ -54,6 +54,19 @@ def warn_if_identical(algorithm: str, models: Mapping[str, Any], first: str, sec
         logger.warning(identical_twins_warning(algorithm, first, second))
 
 
+def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any, action_dtype: Any) -> None:
+    """Create the replay memory's arrays: ``states``/``next_states`` (float32), ``actions`` (``action_dtype``),
+    ``rewards`` (float32), ``terminated``/``truncated`` (int8); nothing without a memory."""
+    if memory is None:
+        return
+    memory.create_tensor(name="states", size=observation_space, dtype=jnp.float32)
+    memory.create_tensor(name="next_states", size=observation_space, dtype=jnp.float32)
+    memory.create_tensor(name="actions", size=action_space, dtype=action_dtype)
+    memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
+    memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
+    memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+
+
 def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int) -> Tuple[Any, ...]:
     """``gradient_steps`` fresh uniform batches of ``batch_size`` transitions, one array per name of shape
     ``(gradient_steps, batch_size, size)``, drawn in one call (one per step from a memory without replacement).

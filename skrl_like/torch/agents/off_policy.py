@@ -38,6 +38,19 @@ def warn_if_identical(algorithm: str, models: Mapping[str, Any], first: str, sec
         logger.warning(identical_twins_warning(algorithm, first, second))
 
 
+def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any, action_dtype: Any) -> None:
+    """Create the replay memory's tensors: ``states``/``next_states`` (float32), ``actions`` (``action_dtype``),
+    ``rewards`` (float32), ``terminated``/``truncated`` (bool); nothing without a memory."""
+    if memory is None:
+        return
+    memory.create_tensor(name="states", size=observation_space, dtype=torch.float32)
+    memory.create_tensor(name="next_states", size=observation_space, dtype=torch.float32)
+    memory.create_tensor(name="actions", size=action_space, dtype=action_dtype)
+    memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
+    memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
+    memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+
+
 def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:
     """A fresh uniform batch of ``batch_size`` transitions: one tensor per name (called once per gradient step)."""
     return memory.sample(names=names, batch_size=batch_size)[0]

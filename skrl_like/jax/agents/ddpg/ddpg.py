@@ -32,7 +32,7 @@ from skrl_like.jax.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import exploration_act, init_target, sample_batches
+from skrl_like.jax.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batches
 from skrl_like.jax.resources.optimizers import Adam
 
 __all__ = ["DDPG", "DDPG_DEFAULT_CONFIG"]
@@ -156,13 +156,7 @@ class DDPG(Agent):
         trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=jnp.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=jnp.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=jnp.float32)
-            self.memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
-            self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
         with jax.default_device(self.device):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)

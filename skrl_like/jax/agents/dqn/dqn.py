@@ -34,7 +34,7 @@ from skrl_like.jax.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import epsilon_greedy, init_target, sample_batches
+from skrl_like.jax.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batches
 from skrl_like.jax.resources.optimizers import Adam
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
@@ -162,13 +162,7 @@ class DQN(Agent):
         """Create the replay memory's tensors, the writer and the jitted functions (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=jnp.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=jnp.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=jnp.int32)
-            self.memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
-            self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.int32)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._act)

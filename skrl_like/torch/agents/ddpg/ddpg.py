@@ -28,7 +28,7 @@ from skrl_like.torch.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.torch.agents.off_policy import exploration_act, init_target, sample_batch
+from skrl_like.torch.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batch
 
 DDPG_DEFAULT_CONFIG = with_backend_keys(
     neutral.DDPG_DEFAULT_CONFIG,
@@ -105,13 +105,7 @@ class DDPG(Agent):
         """Create the replay tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.float32)
-            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
-            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
         # flat, as the actions (a multi-dimensional Box is acted on as one row per env)
         self.clip_actions_min = torch.as_tensor(self.action_space.low, dtype=torch.float32, device=self.device).reshape(
             -1

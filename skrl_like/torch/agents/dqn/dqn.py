@@ -23,7 +23,7 @@ from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
-from skrl_like.torch.agents.off_policy import epsilon_greedy, init_target, sample_batch
+from skrl_like.torch.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batch
 
 DQN_DEFAULT_CONFIG = with_backend_keys(
     neutral.DQN_DEFAULT_CONFIG,
@@ -108,13 +108,7 @@ class DQN(Agent):
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the replay memory's tensors and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.int64)
-            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
-            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.int64)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """Epsilon-greedy actions ``(N, 1)``; returns ``(actions, None, outputs)`` where ``outputs["mean_actions"]``

@@ -27,7 +27,7 @@ from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
-from skrl_like.torch.agents.off_policy import init_target, sample_batch, warn_if_identical
+from skrl_like.torch.agents.off_policy import create_replay_tensors, init_target, sample_batch, warn_if_identical
 from skrl_like.torch.models import GaussianMixin, MultivariateGaussianMixin
 
 SAC_DEFAULT_CONFIG = with_backend_keys(
@@ -121,13 +121,7 @@ class SAC(Agent):
         """Create the memory tensors and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.float32)
-            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
-            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """Sample actions from the policy (uniformly at random before ``random_timesteps``)."""

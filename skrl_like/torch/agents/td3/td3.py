@@ -31,6 +31,7 @@ from skrl_like.torch.agents.mechanics import (
     unique_parameters,
 )
 from skrl_like.torch.agents.off_policy import (
+    create_replay_tensors,
     exploration_act,
     init_target,
     sample_batch,
@@ -124,13 +125,7 @@ class TD3(Agent):
         """Create the memory tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
-        if self.memory is not None:
-            self.memory.create_tensor(name="states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
-            self.memory.create_tensor(name="actions", size=self.action_space, dtype=torch.float32)
-            self.memory.create_tensor(name="rewards", size=1, dtype=torch.float32)
-            self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
-            self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
         self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32).reshape(-1)
         self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32).reshape(
             -1
