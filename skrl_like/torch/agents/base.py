@@ -1,5 +1,6 @@
 """The torch ``Agent`` base: the neutral bookkeeping plus what touches tensors (devices, state dicts)."""
 
+import contextlib
 import copy
 from typing import Any, BinaryIO
 
@@ -53,6 +54,13 @@ class Agent(AgentCore):
         module.load_state_dict(state)
         if hasattr(module, "eval"):
             module.eval()
+
+    def _autocast(self) -> Any:
+        """``torch.autocast`` on the agent's device when ``self._mixed_precision`` (set by agents with the
+        ``mixed_precision`` key) is on, else a no-op context: wrap forward passes in it."""
+        if getattr(self, "_mixed_precision", False):
+            return torch.autocast(device_type=self.device.type, enabled=True)
+        return contextlib.nullcontext()
 
     def track_data(self, tag: str, value: Any) -> None:
         """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.

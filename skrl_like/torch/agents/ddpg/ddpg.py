@@ -6,7 +6,6 @@ critic, a critic step on the mean squared TD error, an actor step on ``-Q(s, mu(
 and a polyak update of both targets. Truncation ends the bootstrap like termination (skrl's rule).
 """
 
-import contextlib
 from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
@@ -95,11 +94,6 @@ class DDPG(Agent):
         self.critic_scheduler = scheduler(self.critic_optimizer, **scheduler_kwargs) if scheduler else None
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
-
-    def _autocast(self) -> Any:
-        if self._mixed_precision:
-            return torch.autocast(device_type=self.device.type, enabled=True)
-        return contextlib.nullcontext()
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the replay tensors, the action bounds and the experiment's writer (called once, by the trainer)."""

@@ -7,7 +7,6 @@ timesteps that are multiples of ``target_update_interval`` a polyak blend of the
 DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
 """
 
-import contextlib
 from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
@@ -99,11 +98,6 @@ class DQN(Agent):
                     f"outputs per sample, but the action space {self.action_space} needs one Q-value per action: "
                     f"give its last layer {self.action_space.n} outputs"
                 )
-
-    def _autocast(self) -> Any:
-        if self._mixed_precision:
-            return torch.autocast(device_type=self.device.type, enabled=True)
-        return contextlib.nullcontext()
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the replay memory's tensors and the experiment's writer (called once, by the trainer)."""

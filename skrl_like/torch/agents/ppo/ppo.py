@@ -7,7 +7,6 @@ a clipped surrogate policy loss, an (optionally clipped) value loss and an optio
 one optimizer for the policy and value parameters.
 """
 
-import contextlib
 from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
@@ -89,11 +88,6 @@ class PPO(Agent):
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
-
-    def _autocast(self) -> Any:
-        if self._mixed_precision:
-            return torch.autocast(device_type=self.device.type, enabled=True)
-        return contextlib.nullcontext()
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors and the experiment's writer (called once, by the trainer)."""

@@ -6,7 +6,6 @@ of both critics on the mean of their MSEs, one actor step on ``alpha * log pi - 
 ``log(alpha)`` toward the target entropy, then the polyak update of both target critics.
 """
 
-import contextlib
 import math
 from typing import Any, Mapping, Optional, Tuple, Union
 
@@ -111,11 +110,6 @@ class SAC(Agent):
             self.checkpoint_modules["entropy_optimizer"] = self.entropy_optimizer
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
-
-    def _autocast(self) -> Any:
-        if self._mixed_precision:
-            return torch.autocast(device_type=self.device.type, enabled=True)
-        return contextlib.nullcontext()
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors and the experiment's writer (called once, by the trainer)."""

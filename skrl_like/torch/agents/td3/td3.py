@@ -7,7 +7,6 @@ the three targets, only after every ``policy_delay``-th critic step. Each gradie
 update follows skrl 1.4.3, including its sum (not mean) of the two critics' errors.
 """
 
-import contextlib
 from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
@@ -115,11 +114,6 @@ class TD3(Agent):
         if cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
         warn_if_identical("TD3", self.models, "critic_1", "critic_2")
-
-    def _autocast(self) -> Any:
-        if self._mixed_precision:
-            return torch.autocast(device_type=self.device.type, enabled=True)
-        return contextlib.nullcontext()
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
