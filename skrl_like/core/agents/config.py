@@ -99,6 +99,27 @@ COMMON_RULES = {
     "smooth_regularization_clip": number(0.0),
     "update_interval": count(1),
     "target_update_interval": count(1),
+    # the rest of the single-agent algorithms (RPO, CEM, TRPO, AMP)
+    "alpha": number(0.0),
+    "percentile": number(0.0, 1.0),
+    "value_learning_rate": number(0.0),
+    "damping": number(0.0),
+    "max_kl_divergence": number(0.0, exclusive_minimum=True),
+    "conjugate_gradient_steps": count(1),
+    "max_backtrack_steps": count(1),
+    "accept_ratio": number(0.0),
+    "step_fraction": number(0.0, 1.0, exclusive_minimum=True),
+    "amp_state_preprocessor": OPTIONAL_CALLABLE,
+    "amp_state_preprocessor_kwargs": KWARGS,
+    "discriminator_loss_scale": number(0.0),
+    "amp_batch_size": count(1),
+    "task_reward_weight": number(),
+    "style_reward_weight": number(),
+    "discriminator_batch_size": count(0),
+    "discriminator_reward_scale": number(),
+    "discriminator_logit_regularization_scale": number(0.0),
+    "discriminator_gradient_penalty_scale": number(0.0),
+    "discriminator_weight_decay_scale": number(0.0),
 }
 
 # cfg["exploration"] of the off-policy agents: noise and its decay (DDPG, TD3), epsilon-greedy (DQN, DDQN)
