@@ -1,0 +1,320 @@
+"""The half of an on-policy agent that PPO, A2C, RPO and TRPO share (JAX), written once.
+
+Collection (one jitted call per step, the rollout cadence), the rollout memory, the explicit learner state and its
+gather/commit, and the start of every compiled update as a pure function: log pi_old(a|s) and V(s) of the whole
+rollout with the parameters and statistics it was collected with, the time-limit bootstrap, GAE, the finite flags
+and the value preprocessing. After the update, the host checks the flags (one transfer) before committing anything.
+An algorithm subclasses :class:`OnPolicyAgent` and writes only its own loss and step in ``_learn``, returning an
+:class:`UpdateReport`.
+"""
+
+from typing import Any, NamedTuple, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skrl_like import config
+from skrl_like.core.agents.checks import (
+    LOSS_TERMS,
+    check_named_flags,
+    check_rollout_memory,
+    non_finite_note,
+    rollout_flag_names,
+    step_flag_names,
+)
+from skrl_like.core.agents.schedule import RolloutSchedule
+from skrl_like.jax.agents.base import Agent
+from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, compute_gae, make_scheduler
+from skrl_like.jax.resources.optimizers import Adam
+
+# the log-probability of taken actions draws nothing, but the mixins want a key
+UNUSED_KEY = np.array([0, 0], dtype=np.uint32)
+
+
+class LearnerState(NamedTuple):
+    """Everything an update changes, named after the checkpoint entries."""
+
+    policy: Any  # the policy's parameters
+    value: Any  # the value model's parameters
+    policy_optimizer: Any  # ``None`` for an agent without one (TRPO)
+    value_optimizer: Any
+    state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
+    value_preprocessor: Any
+    learning_rate: jax.Array
+
+
+class Rollout(NamedTuple):
+    """The memory's tensors, ``(rollouts, num_envs, size)`` each."""
+
+    states: jax.Array
+    actions: jax.Array
+    rewards: jax.Array
+    next_states: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+
+
+class RolloutBatch(NamedTuple):
+    """The rollout as the losses read it, one row per sample (time-major: row ``t * num_envs + env``)."""
+
+    states: jax.Array  # as stored (the losses preprocess them)
+    actions: jax.Array
+    log_prob: jax.Array  # log pi_old(a|s)
+    values: jax.Array  # the rollout's values, preprocessed like the returns
+    returns: jax.Array
+    advantages: jax.Array
+
+
+class Losses(NamedTuple):
+    policy: jax.Array
+    value: jax.Array
+    entropy: jax.Array
+
+
+class UpdateReport(NamedTuple):
+    """What an update tells the host: averaged losses and the finite flags to check before committing."""
+
+    losses: Losses
+    stddev: jax.Array  # the policy's mean standard deviation (tracked)
+    learning_rate: jax.Array
+    rollout_finite: jax.Array  # one per ``rollout_flag_names()``
+    step_finite: jax.Array  # (epochs, mini_batches, len(loss terms) + 1): the losses, then the parameters after it
+
+
+class OnPolicyAgent(Agent):
+    """An agent with a ``"policy"`` and a ``"value"`` model that learns from one rollout of ``cfg["rollouts"]``
+    steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__``, :meth:`_rollout_batch` at the start
+    of their pure ``_learn(learner, rollout, timestep) -> (learner, UpdateReport)``."""
+
+    _loss_terms: Sequence[str] = LOSS_TERMS
+
+    def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
+        """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
+        and one Adam per role of ``optimized``, each clipping its own gradients."""
+        cfg = self.cfg
+        algorithm = type(self).__name__
+        self._require_models(("policy", "value"))
+        for role in ("policy", "value"):
+            if not hasattr(self.models[role], "state_dict"):
+                raise ValueError(
+                    f"{algorithm}: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
+                    "before creating the agent"
+                )
+        self._check_model_outputs(value_roles=("value",), policy_roles=("policy",))
+        self.policy = self.models["policy"]
+        self.value = self.models["value"]
+        self.checkpoint_modules["policy"] = self.policy
+        self.checkpoint_modules["value"] = self.value
+        if config.jax.is_distributed:
+            self.policy.broadcast_parameters()
+            self.value.broadcast_parameters()
+        self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
+
+        # with a schedule the update passes the learning rate to the optimizers
+        self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
+        self._scheduler = cfg["learning_rate_scheduler"]
+        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self.policy_optimizer = None
+        for role in optimized:
+            optimizer = Adam(
+                model=self.models[role],
+                lr=self._learning_rate,
+                grad_norm_clip=cfg["grad_norm_clip"],
+                scale=self._schedule is None,
+            )
+            setattr(self, f"{role}_optimizer", optimizer)
+            self._register_optimizer(f"{role}_optimizer")
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        self._value_preprocessor = self._build_preprocessor("value_preprocessor")
+        self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+        self._value_functional = FunctionalPreprocessor(self.checkpoint_modules.get("value_preprocessor"))
+
+    def init(self, trainer_cfg: Optional[Any] = None) -> None:
+        """Create the memory tensors, the writer and the jitted functions (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        self.set_mode("eval")
+        if self.memory is not None:
+            check_rollout_memory(
+                type(self).__name__, self.memory, self.cfg["rollouts"], self.cfg.get("mini_batches", 1)
+            )
+            self.memory.create_tensor(name="states", size=self.observation_space, dtype=jnp.float32)
+            self.memory.create_tensor(name="actions", size=self.action_space, dtype=jnp.float32)
+            self.memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
+            self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=jnp.float32)
+            self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
+            self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
+        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._act_fn = jax.jit(self._sample)
+        self._update_fn = jax.jit(self._learn)
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def _model_inputs(self, states: jax.Array, key: Any = UNUSED_KEY) -> dict:
+        """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
+        return {"states": states, "key": key}
+
+    def _sample(self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
+        """One dispatch per step: sample actions and their log-probability."""
+        key, subkey = jax.random.split(key)
+        _, processed = self._state_functional(state_statistics, states)
+        actions, log_prob, outputs = self.policy.act(
+            self._model_inputs(processed, subkey), role="policy", params=policy_params
+        )
+        # one float32 array for what the host needs every step: a single transfer instead of two
+        packed = jnp.concatenate([x.reshape(x.shape[0], -1).astype(jnp.float32) for x in (actions, log_prob)], axis=-1)
+        return actions, log_prob, outputs, key, packed
+
+    def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
+        """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,
+        uniform random actions with their log-probability under the policy, which the update recomputes)."""
+        if timestep < self.cfg["random_timesteps"]:
+            actions, _, outputs = self.policy.random_act({"states": states}, role="policy")
+            processed = self._state_preprocessor(states)
+            _, log_prob, _ = self.policy.act({**self._model_inputs(processed), "taken_actions": actions}, role="policy")
+            if not self._jax:
+                actions, log_prob = jax.device_get((actions, log_prob))
+            return actions, log_prob, outputs
+        actions, log_prob, outputs, self._key, packed = self._act_fn(
+            self.policy.state_dict.params, self._state_functional.state, states, self._key
+        )
+        if not self._jax:  # the NumPy backend: one transfer, then views (outputs stay lazy device arrays)
+            packed = np.asarray(packed)
+            action_end = actions.shape[-1]
+            actions = packed[:, :action_end].astype(actions.dtype, copy=False)
+            log_prob = packed[:, action_end:]
+        return actions, log_prob, outputs
+
+    def record_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition (what the update needs besides is
+        computed there from the stored states, actions and next states)."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        self._store_training_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update every ``rollouts`` steps; then write checkpoints and TensorBoard data."""
+        self._update_when_due(self.schedule, timestep, timesteps)
+        super().post_interaction(timestep, timesteps)
+
+    # -- the start of every update (pure, inside the compiled update) -------------------------------------------
+
+    def _evaluate_rollout(self, learner: Any, rollout: Rollout) -> Tuple[jax.Array, jax.Array, jax.Array]:
+        """``(log_prob, values, last_values)`` of the rollout with the parameters and statistics it was collected
+        with: log pi_old(a|s) per sample, V(s) ``(rollouts, num_envs, 1)`` and V(next_states[-1]) ``(num_envs, 1)``,
+        values in raw return units."""
+        rollouts, num_envs = rollout.states.shape[:2]
+        samples = rollouts * num_envs
+        states = jnp.concatenate([rollout.states.reshape(samples, -1), rollout.next_states[-1]])
+        _, processed = self._state_functional(learner.state_preprocessor, states)
+        _, log_prob, _ = self.policy.act(
+            {**self._model_inputs(processed[:samples]), "taken_actions": rollout.actions.reshape(samples, -1)},
+            role="policy",
+            params=learner.policy,
+        )
+        all_values, _, _ = self.value.act(self._model_inputs(processed), role="value", params=learner.value)
+        _, all_values = self._value_functional(learner.value_preprocessor, all_values, inverse=True)
+        return log_prob, all_values[:samples].reshape(rollouts, num_envs, 1), all_values[samples:]
+
+    def _rollout_batch(self, learner: Any, rollout: Rollout) -> Tuple[Any, RolloutBatch, jax.Array]:
+        """``(learner, batch, rollout_finite)``: the rollout with log pi_old, values, GAE returns and advantages,
+        preprocessed (the value statistics, updated with the values and then the returns, are in the returned
+        learner), and one finite flag per ``rollout_flag_names()``."""
+        cfg = self.cfg
+        samples = rollout.states.shape[0] * rollout.states.shape[1]
+        log_prob, values, last_values = self._evaluate_rollout(learner, rollout)
+        rewards = rollout.rewards
+        if cfg["time_limit_bootstrap"]:
+            rewards = rewards + cfg["discount_factor"] * values * rollout.truncated
+        dones = jnp.logical_or(rollout.terminated, rollout.truncated)
+        returns, advantages = compute_gae(rewards, dones, values, last_values, cfg["discount_factor"], cfg["lambda"])
+        rollout_finite = jnp.stack([all_finite(x) for x in (rewards, log_prob, values, returns, advantages)])
+
+        value_statistics, values = self._value_functional(learner.value_preprocessor, values, train=True)
+        value_statistics, returns = self._value_functional(value_statistics, returns, train=True)
+        batch = RolloutBatch(
+            states=rollout.states.reshape(samples, -1),
+            actions=rollout.actions.reshape(samples, -1),
+            log_prob=log_prob,
+            values=values.reshape(samples, 1),
+            returns=returns.reshape(samples, 1),
+            advantages=advantages.reshape(samples, 1),
+        )
+        return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
+
+    # -- the host side of an update -----------------------------------------------------------------------------
+
+    def _gather_learner_state(self) -> LearnerState:
+        return LearnerState(
+            policy=self.policy.state_dict.params,
+            value=self.value.state_dict.params,
+            policy_optimizer=self.policy_optimizer,
+            value_optimizer=self.value_optimizer,
+            state_preprocessor=self._state_functional.state,
+            value_preprocessor=self._value_functional.state,
+            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
+        )
+
+    def _commit_learner_state(self, learner: LearnerState) -> None:
+        self.policy.state_dict = self.policy.state_dict.replace(params=learner.policy)
+        self.value.state_dict = self.value.state_dict.replace(params=learner.value)
+        self.policy_optimizer = learner.policy_optimizer
+        self.value_optimizer = learner.value_optimizer
+        self._state_functional.state = learner.state_preprocessor
+        self._value_functional.state = learner.value_preprocessor
+        self._learning_rate = learner.learning_rate
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        rollout = Rollout(*(self.memory.get_tensor_by_name(name) for name in Rollout._fields))
+        learner, report = self._update_fn(self._gather_learner_state(), rollout, np.int32(timestep))
+        self._check_update(timestep, learner, report)
+        self._commit_learner_state(learner)
+        self._track_update(report)
+
+    def _track_update(self, report: UpdateReport) -> None:
+        """Tracked as device scalars: converted only when written."""
+        self.track_data("Loss / Policy loss", report.losses.policy)
+        self.track_data("Loss / Value loss", report.losses.value)
+        if self.cfg.get("entropy_loss_scale"):
+            self.track_data("Loss / Entropy loss", report.losses.entropy)
+        self.track_data("Policy / Standard deviation", report.stddev)
+        if self._schedule is not None:
+            self.track_data("Learning / Learning rate", report.learning_rate)
+
+    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
+        """One host transfer: raise naming the first non-finite quantity (rollout, then each step in order)."""
+        algorithm = type(self).__name__
+        rollout_finite, step_finite = jax.device_get((report.rollout_finite, report.step_finite))
+        check_named_flags(algorithm, timestep, rollout_flag_names(), rollout_finite.tolist())
+        if step_finite.all():
+            return
+        epochs, mini_batches = step_finite.shape[:2]
+        steps = [(epoch, mini_batch) for epoch in range(epochs) for mini_batch in range(mini_batches)]
+        note = non_finite_note(self._non_finite_parameters(learner))
+        names = step_flag_names(steps, note, self._loss_terms)
+        check_named_flags(algorithm, timestep, names, step_finite.reshape(-1).tolist())
+
+    @staticmethod
+    def _non_finite_parameters(learner: LearnerState) -> list:
+        return [
+            f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
+            for role, params in (("policy", learner.policy), ("value", learner.value))
+            for path, leaf in jax.tree_util.tree_leaves_with_path(params)
+            if not np.isfinite(np.asarray(leaf)).all()
+        ]
