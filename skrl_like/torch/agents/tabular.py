@@ -1,0 +1,181 @@
+"""The half that Q-learning and SARSA share (torch): construction checks, acting, storing the step's transition and
+the vectorised table update; each algorithm supplies only :meth:`TabularAgent._next_actions`, the action whose value
+its TD target bootstraps from.
+
+The table is ``(num_envs, num_states, num_actions)``: one table per environment, all updated at once with advanced
+indexing (row ``e`` of the batch indexes table ``e``).
+"""
+
+from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+
+import gymnasium
+import torch
+
+from skrl_like.core.agents import tabular as neutral
+from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.off_policy import stored_next_states
+from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.config import merge_config
+from skrl_like.torch.agents.base import Agent
+
+
+class TabularTransition(NamedTuple):
+    """The step ``record_transition`` hands to the update in ``post_interaction`` (which gets only the timesteps):
+    index tensors ``(N, 1)`` (int64), shaped rewards and episode ends ``(N, 1)``."""
+
+    states: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    next_states: torch.Tensor
+    dones: torch.Tensor
+
+
+class TabularAgent(Agent):
+    """Base of the tabular agents: Q-learning and SARSA differ only in :meth:`_next_actions`.
+
+    :param models: ``{"policy": ...}``: a ``TabularMixin`` model whose ``table()`` is the Q-table of shape
+        ``(num_envs, observation_space.n, action_space.n)`` (floating point) and whose ``compute`` picks the
+        behaviour actions (e.g. epsilon-greedy over the table).
+    :param memory: optional; while training every transition is also added to it (the agent creates no tensors in
+        it: only tensors the user created are filled), or a list of memories.
+    :param observation_space: the ``gymnasium.spaces.Discrete`` observation space of one environment.
+    :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
+    :param device: device for the agent's computations (``None``: the default torch device).
+    :param cfg: keys of the algorithm's default config; unknown keys raise ``ValueError`` with the closest key
+        (except skrl's ignored ``alpha``, dropped with a warning).
+    """
+
+    _default_config: dict = {}
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        name = type(self).__name__
+        cfg = merge_config(self._default_config, neutral.drop_ignored_keys(name, cfg), f"{name} cfg")
+        check_config(cfg, f"{name} cfg")
+        neutral.check_spaces(name, observation_space, action_space)
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._require_models(("policy",))
+
+        self.policy = self.models["policy"]
+        self.checkpoint_modules["policy"] = self.policy
+        table = self._check_table()
+        self._env_ids = torch.arange(table.shape[0], device=table.device).view(-1, 1)
+
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
+        self._discount_factor = cfg["discount_factor"]
+        self._learning_rate = cfg["learning_rate"]
+        self._transition: Optional[TabularTransition] = None
+
+    def _check_table(self) -> torch.Tensor:
+        """The policy's Q-table, checked now instead of failing (or indexing the wrong cells) at the first update."""
+        name, model_name = type(self).__name__, type(self.policy).__name__
+        if not callable(getattr(self.policy, "table", None)):
+            raise ValueError(
+                f"{name}: the 'policy' model ({model_name}) has no table() method: build it with TabularMixin "
+                f"(class Policy(TabularMixin, Model)) and keep the Q-table in self.q_table"
+            )
+        try:
+            table = self.policy.table()
+        except AttributeError as error:
+            raise ValueError(
+                f"{name}: the 'policy' model's table() failed ({error}): create the Q-table in its __init__, e.g. "
+                f"self.q_table = torch.zeros((num_envs, self.num_observations, self.num_actions))"
+            ) from error
+        if not isinstance(table, torch.Tensor) or not torch.is_floating_point(table):
+            found = f"a {table.dtype} tensor" if isinstance(table, torch.Tensor) else f"a {type(table).__name__}"
+            raise ValueError(
+                f"{name}: the 'policy' model's table() returned {found}, but the update writes fractional values "
+                f"into it in place: make it a floating-point torch tensor (e.g. dtype=torch.float32)"
+            )
+        num_envs = int(getattr(self.policy, "num_envs", table.shape[0] if table.ndim else 1))
+        expected = (num_envs, int(self.observation_space.n), int(self.action_space.n))
+        neutral.check_table_shape(name, model_name, tuple(int(size) for size in table.shape), expected)
+        return table
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
+        """The policy's actions ``(N, 1)`` (random ones before ``random_timesteps`` while training); returns
+        ``(actions, None, outputs)``. In eval running mode ``outputs["mean_actions"]`` (unless the policy sets it)
+        holds the greedy actions of the table, which a trainer's deterministic evaluation plays."""
+        if self.training and self.schedule.acts_randomly(timestep):
+            return self.policy.random_act({"states": states}, role="policy")
+        actions, _, outputs = self.policy.act({"states": states}, role="policy")
+        if not self.training and "mean_actions" not in (outputs or {}):
+            greedy = torch.argmax(self.policy.table()[self._env_ids, states.long().view(-1, 1)], dim=-1)
+            outputs = {**(outputs or {}), "mean_actions": greedy.view(-1, 1)}
+        return actions, None, outputs
+
+    def record_transition(
+        self,
+        states: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        next_states: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, keep the step for the update (and add it to the memory, if
+        any); a sub-env that finished keeps its terminal observation as next state (``infos["final_states"]``)."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        if not self.training:
+            return
+        neutral.check_batch_size(type(self).__name__, states.shape[0], self._env_ids.shape[0])
+        shaper = self.cfg["rewards_shaper"]
+        if shaper is not None:
+            rewards = shaper(rewards, timestep, timesteps)
+        next_states = stored_next_states(next_states, infos)
+        if self.memory is not None:
+            self._store_transition(
+                states=states,
+                actions=actions,
+                rewards=rewards,
+                next_states=next_states,
+                terminated=terminated,
+                truncated=truncated,
+            )
+        self._transition = TabularTransition(
+            states=states.long().view(-1, 1),
+            actions=actions.long().view(-1, 1),
+            rewards=rewards.view(-1, 1),
+            next_states=next_states.long().view(-1, 1),
+            # no bootstrap past an episode end, truncation included [compat]
+            dones=torch.logical_or(terminated, truncated).view(-1, 1),
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update the table at every timestep from ``learning_starts`` on; then write checkpoints and
+        TensorBoard data."""
+        self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False)  # skrl switches no modes
+        super().post_interaction(timestep, timesteps)
+
+    def _next_actions(self, q_table: torch.Tensor, next_states: torch.Tensor) -> torch.Tensor:
+        """The actions ``(N, 1)`` at ``next_states`` whose values the TD target bootstraps from."""
+        raise NotImplementedError
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        transition, self._transition = self._transition, None
+        if transition is None:  # nothing recorded while training since the last update
+            return
+        q_table = self.policy.table()
+        env_ids = self._env_ids
+        states, actions, rewards, next_states, dones = transition
+
+        # TD target, one environment's table per row
+        next_actions = self._next_actions(q_table, next_states).long().view(-1, 1)
+        next_values = q_table[env_ids, next_states, next_actions]
+        targets = rewards + self._discount_factor * dones.logical_not() * next_values
+
+        # move Q(s, a) a step of learning_rate toward the target, in every table at once
+        q_values = q_table[env_ids, states, actions]
+        q_table[env_ids, states, actions] = q_values + self._learning_rate * (targets - q_values)
