@@ -72,9 +72,11 @@ def modules(library: str, backend: str) -> dict:
         skrl.logger.setLevel(logging.ERROR)
         names = {area: f"skrl.{area}.{backend}" for area in ("agents", "memories", "models", "trainers")}
         names.update(wrappers=f"skrl.envs.wrappers.{backend}", noises=f"skrl.resources.noises.{backend}")
+        names.update(preprocessors=f"skrl.resources.preprocessors.{backend}")
     else:
         names = {area: f"skrl_like.{backend}.{area}" for area in ("agents", "memories", "models", "trainers")}
         names.update(wrappers=f"skrl_like.{backend}.envs.wrappers", noises=f"skrl_like.{backend}.resources.noises")
+        names.update(preprocessors=f"skrl_like.{backend}.resources.preprocessors")
     loaded = {area: importlib.import_module(name) for area, name in names.items()}
     loaded["utils"] = importlib.import_module(f"{library}.utils")
     return loaded
@@ -217,13 +219,12 @@ def agent_cfg(m: dict, algorithm: str, hyper: dict, backend: str, device, direct
     return getattr(package, algorithm), cfg
 
 
-def evaluate(agent, algorithm: str, env_id: str, seed: int, backend: str) -> float:
-    """Mean return of EVAL_EPISODES deterministic episodes (the policy's mean action / the greedy action)."""
+def evaluate(model, role: str, env_id: str, seed: int, backend: str) -> float:
+    """Mean return of EVAL_EPISODES deterministic episodes of ``model`` acting as ``role``: the mean action of a
+    Gaussian policy, the most probable action of a categorical one, the greedy action of a Q-network."""
     env = gymnasium.make_vec(env_id, num_envs=EVAL_EPISODES, vectorization_mode="sync")
     observations, _ = env.reset(seed=EVAL_SEED_OFFSET + seed)
     returns, running = np.zeros(EVAL_EPISODES), np.ones(EVAL_EPISODES, dtype=bool)
-    model = agent.models["q_network" if algorithm in ("DQN", "DDQN") else "policy"]
-    role = "q_network" if algorithm in ("DQN", "DDQN") else "policy"
     while running.any():
         states = np.asarray(observations, dtype=np.float32)
         if backend == "torch":
@@ -231,17 +232,39 @@ def evaluate(agent, algorithm: str, env_id: str, seed: int, backend: str) -> flo
 
             with torch.no_grad():
                 actions, _, outputs = model.act({"states": torch.as_tensor(states)}, role=role)
-            actions = (outputs.get("mean_actions", actions) if isinstance(outputs, dict) else actions).cpu().numpy()
+            outputs = {key: value.cpu().numpy() for key, value in outputs.items() if hasattr(value, "cpu")}
+            actions = actions.cpu().numpy()
         else:
             actions, _, outputs = model.act({"states": states}, role=role, params=model.state_dict.params)
-            actions = np.asarray(outputs.get("mean_actions", actions) if isinstance(outputs, dict) else actions)
-        if algorithm in ("DQN", "DDQN"):
-            actions = actions.argmax(axis=-1)
+            outputs = {key: np.asarray(value) for key, value in outputs.items() if hasattr(value, "shape")}
+        if role == "q_network":
+            actions = np.asarray(actions).argmax(axis=-1)
+        elif "mean_actions" in outputs:
+            actions = outputs["mean_actions"]
+        elif "net_output" in outputs:  # categorical: the most probable action
+            actions = outputs["net_output"].argmax(axis=-1)
+        actions = np.asarray(actions)
+        if isinstance(env.single_action_space, gymnasium.spaces.Discrete):
+            actions = actions.reshape(-1)
         observations, rewards, terminated, truncated, _ = env.step(actions)
         returns += np.where(running, rewards, 0.0)
         running &= ~(terminated | truncated)
     env.close()
     return float(returns.mean())
+
+
+def make_env(m: dict, library: str, env_id: str, num_envs: int, seed: int):
+    """The wrapped vector env, gymnasium's same-step autoreset, seeded alike for both libraries."""
+    vector = gymnasium.make_vec(
+        env_id, num_envs=num_envs, vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
+    )
+    if isinstance(vector.single_action_space, gymnasium.spaces.Discrete):
+        vector = SqueezeDiscreteActions(vector)  # gymnasium 1.x vector envs reject (n, 1) (skrl 1.4.3 sends it)
+    env = m["wrappers"].wrap_env(vector, wrapper="gymnasium", verbose=False)
+    if library == "skrl":  # skrl_like seeds the env from set_seed; skrl 1.4.3 leaves it unseeded
+        vector.reset(seed=seed)
+    return env
 
 
 def main() -> None:
@@ -259,15 +282,7 @@ def main() -> None:
 
     m = modules(args.library, args.backend)
     m["utils"].set_seed(args.seed)
-    vector = gymnasium.make_vec(
-        hyper["env"], num_envs=hyper["num_envs"], vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
-    )
-    if isinstance(vector.single_action_space, gymnasium.spaces.Discrete):
-        vector = SqueezeDiscreteActions(vector)  # gymnasium 1.x vector envs reject (n, 1) (skrl 1.4.3 sends it)
-    env = m["wrappers"].wrap_env(vector, wrapper="gymnasium", verbose=False)
-    if args.library == "skrl":  # skrl_like seeds the env from set_seed; skrl 1.4.3 leaves it unseeded
-        vector.reset(seed=args.seed)
+    env = make_env(m, args.library, hyper["env"], hyper["num_envs"], args.seed)
     device = env.device
     build = torch_models if args.backend == "torch" else jax_models
     models = build(m, args.algorithm, env.observation_space, env.action_space, device, hyper["hidden"])
@@ -286,7 +301,8 @@ def main() -> None:
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start
-    eval_return = None if args.no_eval else evaluate(agent, args.algorithm, hyper["env"], args.seed, args.backend)
+    role = "q_network" if args.algorithm in ("DQN", "DDQN") else "policy"
+    eval_return = None if args.no_eval else evaluate(agent.models[role], role, hyper["env"], args.seed, args.backend)
     env.close()
     result = {
         "library": args.library, "backend": args.backend, "algorithm": args.algorithm, "env": hyper["env"],

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Off-policy comparisons with benchmarks/off_policy.py: skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one
-# process at a time, the entry order rotating by one position per seed; one JSON line per run appended to $OUT.
+# Side-by-side runs of benchmarks/off_policy.py (SAC, TD3, DDPG, DQN, DDQN) or, with SCRIPT=on_policy,
+# benchmarks/on_policy.py (A2C, TRPO, RPO, CEM): skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one process
+# at a time, the entry order rotating by one position per seed; one JSON line per run appended to $OUT.
 # Run it ALONE on an idle machine (peers: bash benchmarks/setup_peers.sh).
 #
-#   ALGORITHMS="SAC TD3" TIMESTEPS=5000 NO_EVAL=1 bash benchmarks/run_off_policy.sh      # throughput, side by side
-#   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_off_policy.sh     # returns, default budgets
+#   ALGORITHMS="SAC TD3" TIMESTEPS=5000 NO_EVAL=1 bash benchmarks/run_side_by_side.sh      # throughput, side by side
+#   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_side_by_side.sh     # returns, default budgets
+#   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
@@ -12,20 +14,21 @@ BENCH_VENVS="${BENCH_VENVS:-/work/bench_venvs}"
 SEEDS="${SEEDS:-0 1 2}"
 ALGORITHMS="${ALGORITHMS:-SAC TD3 DDPG DQN}"
 ENTRIES=(${ENTRIES:-ours-torch ours-jax skrl-torch skrl-jax})
-OUT="${OUT:-$HERE/results/off-policy-$(date +%Y%m%d-%H%M%S).jsonl}"
+SCRIPT="${SCRIPT:-off_policy}"
+OUT="${OUT:-$HERE/results/$SCRIPT-$(date +%Y%m%d-%H%M%S).jsonl}"
 mkdir -p "$(dirname "$OUT")"
 export OMP_NUM_THREADS=1 XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
 EXTRA=()
 [[ -n "${TIMESTEPS:-}" ]] && EXTRA+=(--timesteps "$TIMESTEPS")
 [[ -n "${NO_EVAL:-}" ]] && EXTRA+=(--no-eval)
-[[ -n "${MEMORY_SIZE:-}" ]] && EXTRA+=(--memory-size "$MEMORY_SIZE")
+[[ -n "${MEMORY_SIZE:-}" ]] && EXTRA+=(--memory-size "$MEMORY_SIZE")  # off_policy.py only
 run_entry() {  # entry algorithm seed
   local library backend python
   case "$1" in
     ours-*) library=skrl_like; backend=${1#ours-}; python=.venv/bin/python ;;
     skrl-*) library=skrl; backend=${1#skrl-}; python="$BENCH_VENVS/$backend/bin/python" ;;
   esac
-  "$python" benchmarks/off_policy.py --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
+  "$python" "benchmarks/$SCRIPT.py" --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
     "${EXTRA[@]}" >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
 }
 for algorithm in $ALGORITHMS; do
