@@ -30,9 +30,38 @@ def compute_gae(
     # TD errors for every step at once; only the discounted accumulation below is sequential
     deltas = rewards + discount_factor * not_dones * next_values - values
     decays = discount_factor * lambda_coefficient * not_dones
-    advantages = torch.empty_like(rewards)
+    return _accumulate_advantages(deltas, decays, values)
+
+
+def compute_gae_with_next_values(
+    rewards: torch.Tensor,
+    dones: torch.Tensor,
+    values: torch.Tensor,
+    next_values: torch.Tensor,
+    discount_factor: float = 0.99,
+    lambda_coefficient: float = 0.95,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimation from a value estimate of every step's next state (AMP's variant):
+    ``adv[t] = r[t] - V[t] + gamma * (next_V[t] + lam * (1 - done[t]) * adv[t + 1])``.
+
+    :param next_values: ``(T, N, 1)`` ``V(s_{t+1})`` of each step, already zero where the episode terminated
+        (so a truncation bootstraps from its terminal observation's value while ``dones`` still ends the sum).
+    :return: ``(returns, advantages)`` as :func:`compute_gae`.
+    """
+    not_dones = dones.logical_not().to(values.dtype)
+    deltas = rewards + discount_factor * next_values - values
+    decays = discount_factor * lambda_coefficient * not_dones
+    return _accumulate_advantages(deltas, decays, values)
+
+
+def _accumulate_advantages(
+    deltas: torch.Tensor, decays: torch.Tensor, values: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``adv[t] = delta[t] + decay[t] * adv[t + 1]`` backwards in time; returns ``adv + values`` and the normalised
+    advantages."""
+    advantages = torch.empty_like(deltas)
     advantage = torch.zeros_like(deltas[0])
-    for step in reversed(range(rewards.shape[0])):
+    for step in reversed(range(deltas.shape[0])):
         advantage = deltas[step] + decays[step] * advantage
         advantages[step] = advantage
     returns = advantages + values
