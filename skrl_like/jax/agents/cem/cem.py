@@ -1,0 +1,283 @@
+"""Cross-Entropy Method (CEM), JAX backend.
+
+Rubinstein, "The Cross-Entropy Method for Combinatorial and Continuous Optimization", 1999. The same algorithm as
+the torch backend (same config, same update rule): the host cuts each environment's column of the rollout into whole
+episodes and marks the rows of the elite ones (:mod:`skrl_like.core.agents.cem`, NumPy); the cross-entropy step is
+one jitted pure function of explicit state (a :class:`LearnerState`) over every rollout row, the elite rows picked by
+a 0/1 weight (a masked mean instead of a variable-size gather: the shapes never change, so another number of elite
+rows never recompiles). Acting is one jitted call per step with explicit random keys.
+"""
+
+from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skrl_like import config
+from skrl_like.core.agents import cem as neutral
+from skrl_like.core.agents.cem import CEM_DEFAULT_CONFIG  # JAX adds no keys
+from skrl_like.core.agents.checks import check_named_flags, non_finite_note
+from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.off_policy import check_action_space
+from skrl_like.core.agents.schedule import RolloutSchedule
+from skrl_like.core.config import merge_config
+from skrl_like.jax.agents.base import Agent
+from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_scheduler, step_scheduler
+from skrl_like.jax.agents.off_policy import create_replay_tensors
+from skrl_like.jax.resources.optimizers import Adam
+
+__all__ = ["CEM", "CEM_DEFAULT_CONFIG"]
+
+#: the finite flags of an update, in the order they are checked
+UPDATE_QUANTITIES = (
+    "the rollout's states (preprocessed)",
+    "the policy loss",
+    "the parameters after the optimizer step",
+)
+
+#: log pi(a|s) of given actions does not depend on the key; the loss passes this one so that it needs none
+_UNUSED_KEY = np.zeros(2, np.uint32)
+
+
+class LearnerState(NamedTuple):
+    """Everything an update changes, named after the checkpoint entries."""
+
+    policy: Any  # the policy's parameters
+    optimizer: Any
+    state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
+    learning_rate: jax.Array
+
+
+class EliteRows(NamedTuple):
+    """Every row of the rollout (``rollouts * num_envs``, time-major), with its elite weight."""
+
+    states: jax.Array  # (rows, size) as stored
+    actions: jax.Array  # (rows, 1) int32
+    weights: jax.Array  # (rows,) float32: 1 on the rows of elite episodes, 0 elsewhere
+
+
+class UpdateReport(NamedTuple):
+    loss: jax.Array
+    finite: jax.Array  # one flag per ``UPDATE_QUANTITIES``
+
+
+class CEM(Agent):
+    """Cross-Entropy Method.
+
+    :param models: ``{"policy": ...}``: a ``CategoricalMixin`` model with parameters (``init_state_dict("policy")``)
+        and one output per discrete action.
+    :param memory: a memory of ``memory_size == cfg["rollouts"]`` (one rollout) and ``num_envs`` equal to the
+        environments', or a list of memories (the first one is used for learning).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
+    :param device: JAX device for the agent's computations (``None``: the default device).
+    :param cfg: keys of ``CEM_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
+        every value is checked against its documented type and range.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, jax.Device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        cfg = merge_config(CEM_DEFAULT_CONFIG, cfg, "CEM cfg")
+        check_config(cfg, "CEM cfg")
+        check_action_space("CEM", action_space, "Discrete")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._require_models(("policy",))
+        self._check_categorical_policy()
+        self._check_model_outputs(policy_roles=("policy",))
+        neutral.check_memory("CEM", self.memory, cfg["rollouts"])
+
+        self.policy = self.models["policy"]
+        self.checkpoint_modules["policy"] = self.policy
+        if config.jax.is_distributed:
+            self.policy.broadcast_parameters()
+
+        self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
+        self.episodes = neutral.EpisodeWindows("CEM", cfg["rollouts"], cfg["discount_factor"], cfg["percentile"])
+
+        # with a schedule the update passes its own rate to the step (skrl's JAX rule)
+        self._learning_rate = cfg["learning_rate"]
+        self._scheduler = cfg["learning_rate_scheduler"]
+        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self.optimizer = Adam(model=self.policy, lr=cfg["learning_rate"], scale=self._schedule is None)
+        self._register_optimizer("optimizer")
+
+        self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+
+    def _check_categorical_policy(self) -> None:
+        """The loss is the log-probability of the taken class: the policy must be a categorical one with parameters."""
+        policy = self.models["policy"]
+        if not hasattr(policy, "state_dict"):
+            raise ValueError(
+                "CEM: the 'policy' model has no parameters yet: call policy.init_state_dict('policy') before "
+                "creating the agent"
+            )
+        distribution, _ = self._output_size(policy, "policy")
+        if distribution != "categorical":
+            raise ValueError(
+                f"CEM needs a categorical policy (its outputs' 'net_output' are the logits of the discrete actions); "
+                f"the 'policy' model ({type(policy).__name__}) is a {distribution} one: build it with CategoricalMixin"
+            )
+
+    def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
+        """Create the memory's tensors, the writer and the jitted functions (called once, by the trainer)."""
+        super().init(trainer_cfg)
+        self.set_mode("eval")
+        create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.int32)
+        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
+        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._act_fn = jax.jit(self._sample)
+        self._update_fn = jax.jit(self._learn)
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def _sample(self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
+        """One dispatch per step: ``(actions, log_prob, outputs, next key)``."""
+        key, subkey = jax.random.split(key)
+        _, processed = self._state_functional(state_statistics, states)
+        actions, log_prob, outputs = self.policy.act({"states": processed, "key": subkey}, role="policy", params=params)
+        return actions, log_prob, outputs, key
+
+    def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
+        """Sample actions from the policy: ``(actions, log_prob, outputs)`` (before ``random_timesteps``, uniform
+        random actions)."""
+        if timestep < self.cfg["random_timesteps"]:
+            actions, log_prob, outputs = self.policy.random_act({"states": states}, role="policy")
+        else:
+            actions, log_prob, outputs, self._key = self._act_fn(
+                self.policy.state_dict.params, self._state_functional.state, states, self._key
+            )
+        if not self._jax:
+            actions = np.asarray(actions)
+        return actions, log_prob, outputs
+
+    def record_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """Track episode statistics and, while training, store the transition (the episodes are cut from the
+        stored episode ends at the update)."""
+        super().record_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+        self._store_training_transition(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        )
+
+    def post_interaction(self, timestep: int, timesteps: int) -> None:
+        """While training, update (in train mode, as skrl's JAX CEM) at the end of every rollout from
+        ``learning_starts`` on (a rollout that ends before it only records which episodes run on into the next
+        one); then write checkpoints and TensorBoard data."""
+        if self.training and self.memory is not None:
+            if self.schedule.updates(timestep):
+                self.set_mode("train")
+                self._update(timestep, timesteps)
+                self.set_mode("eval")
+            elif self.schedule.collected % self.schedule.rollouts == 0:
+                self.episodes.end_rollout(np.asarray(self._episode_ends()[-1]))
+        super().post_interaction(timestep, timesteps)
+
+    def _episode_ends(self) -> Any:
+        """``(rollouts, num_envs)`` bools: the memory's ``terminated | truncated``."""
+        memory = self.memory
+        ends = np.logical_or(memory.get_tensor_by_name("terminated"), memory.get_tensor_by_name("truncated"))
+        return ends[..., 0]
+
+    # -- learning -----------------------------------------------------------------------------------------------
+
+    def _loss(self, params: Any, states: jax.Array, actions: jax.Array, weights: jax.Array) -> jax.Array:
+        """The cross-entropy of the elite rows' actions: ``-log pi(a|s)`` averaged over the rows of weight 1 (pure)."""
+        _, log_prob, _ = self.policy.act(
+            {"states": states, "taken_actions": actions, "key": _UNUSED_KEY}, role="policy", params=params
+        )
+        return -jnp.sum(weights * log_prob.reshape(-1)) / jnp.sum(weights)
+
+    def _learn(self, learner: LearnerState, rows: EliteRows, timestep: jax.Array) -> Tuple[LearnerState, UpdateReport]:
+        """The whole update as one pure function: preprocess (statistics updated with every rollout row), one Adam
+        step on the elite rows' cross-entropy, one scheduler step."""
+        statistics, states = self._state_functional(learner.state_preprocessor, rows.states, train=True)
+        loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
+        if config.jax.is_distributed:
+            grads = self.policy.reduce_parameters(grads)
+        optimizer, policy = learner.optimizer.update(
+            grads, learner.policy, learner.learning_rate if self._schedule is not None else None
+        )
+        learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
+        finite = jnp.stack([all_finite(states), jnp.isfinite(loss), all_finite(policy)])
+        learner = LearnerState(policy, optimizer, statistics, jnp.asarray(learning_rate, jnp.float32))
+        return learner, UpdateReport(loss, finite)
+
+    def _gather_learner_state(self) -> LearnerState:
+        return LearnerState(
+            policy=self.policy.state_dict.params,
+            optimizer=self.optimizer,
+            state_preprocessor=self._state_functional.state,
+            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
+        )
+
+    def _commit_learner_state(self, learner: LearnerState) -> None:
+        self.policy.state_dict = self.policy.state_dict.replace(params=learner.policy)
+        self.optimizer = learner.optimizer
+        self._state_functional.state = learner.state_preprocessor
+        self._learning_rate = learner.learning_rate
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        memory = self.memory
+        states = memory.get_tensor_by_name("states")
+        rollouts, num_envs = states.shape[:2]
+        rows = rollouts * num_envs
+
+        # the episodes and their elites, on the host: one transfer of the rewards and episode ends
+        rewards, dones = jax.device_get((memory.get_tensor_by_name("rewards")[..., 0], self._episode_ends()))
+        rewards, dones = np.asarray(rewards), np.asarray(dones, dtype=bool)
+        check_named_flags("CEM", timestep, ["the rollout's rewards"], [np.isfinite(rewards).all()])
+        selection = self.episodes.select(rewards, dones, timestep)
+        if selection is None:
+            return
+
+        elite_rows = EliteRows(
+            states=states.reshape(rows, -1),
+            actions=memory.get_tensor_by_name("actions").reshape(rows, -1),
+            weights=selection.weights.reshape(-1),
+        )
+        learner, report = self._update_fn(self._gather_learner_state(), elite_rows, np.int32(timestep))
+        self._check_update(timestep, learner, report)
+        self._commit_learner_state(learner)
+
+        self.track_data("Loss / Policy loss", report.loss)
+        self.track_data("Coefficient / Return threshold", selection.threshold)
+        self.track_data("Coefficient / Mean discounted returns", float(selection.returns.mean()))
+        if self._schedule is not None:
+            self.track_data("Learning / Learning rate", learner.learning_rate)
+
+    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
+        """One host transfer: raise naming the first non-finite quantity; nothing is committed then."""
+        finite = np.asarray(jax.device_get(report.finite))
+        if finite.all():
+            return
+        note = non_finite_note(
+            [
+                f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the policy model"
+                for path, leaf in jax.tree_util.tree_leaves_with_path(learner.policy)
+                if not np.isfinite(np.asarray(leaf)).all()
+            ]
+        )
+        names = list(UPDATE_QUANTITIES[:-1]) + [f"{UPDATE_QUANTITIES[-1]} ({note})"]
+        check_named_flags("CEM", timestep, names, finite.tolist())
