@@ -310,14 +310,37 @@ class TrainerCore:
 
     def _step(self, states: Any, timestep: int, timesteps: int, evaluate: bool) -> Tuple[Any, ...]:
         """pre_interaction -> act -> env.step -> record_transition -> post_interaction, for every agent."""
-        agents = self._agent_list
-        for agent in agents:
-            agent.pre_interaction(timestep=timestep, timesteps=timesteps)
+        actions = self._before_env_step(states, timestep, timesteps, evaluate)
         with self._no_grad():
-            actions = self._act(states, timestep, timesteps, evaluate)
             next_states, rewards, terminated, truncated, infos = self.env.step(actions)
             if not self.headless:
                 self.env.render()
+        self._after_env_step(states, actions, next_states, rewards, terminated, truncated, infos, timestep, timesteps)
+        return next_states, rewards, terminated, truncated, infos
+
+    # the two agent halves of a step, split around env.step so that ParallelTrainer's agent processes run them too
+    def _before_env_step(self, states: Any, timestep: int, timesteps: int, evaluate: bool) -> Any:
+        """Every agent's pre_interaction, then (no-grad) its action on its scope; returns the stacked actions."""
+        for agent in self._agent_list:
+            agent.pre_interaction(timestep=timestep, timesteps=timesteps)
+        with self._no_grad():
+            return self._act(states, timestep, timesteps, evaluate)
+
+    def _after_env_step(
+        self,
+        states: Any,
+        actions: Any,
+        next_states: Any,
+        rewards: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: int,
+        timesteps: int,
+    ) -> None:
+        """(no-grad) every agent's record_transition on its scope and the env-info tracking, then post_interaction."""
+        agents = self._agent_list
+        with self._no_grad():
             if len(agents) == 1:
                 agents[0].record_transition(
                     states=states,
@@ -347,7 +370,6 @@ class TrainerCore:
         # in eval too: an agent in "eval" running mode does not learn but still writes checkpoints and TensorBoard
         for agent in agents:
             agent.post_interaction(timestep=timestep, timesteps=timesteps)
-        return next_states, rewards, terminated, truncated, infos
 
     def _next_states(self, next_states: Any, terminated: Any, truncated: Any) -> Tuple[Any, Any]:
         """The states for the next step: vector envs reset themselves; a single env is reset here."""
