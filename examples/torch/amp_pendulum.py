@@ -1,0 +1,240 @@
+"""Train AMP on Pendulum-v1 to imitate the motions of a scripted swing-up controller, with no task reward.
+
+No simulator or motion-capture data is needed: the reference motions are recorded in a few hundred milliseconds from
+an energy-pumping swing-up controller (:func:`swing_up_torque`, a few lines, no training) that brings the pendulum up
+and holds it (mean return about -130 over 10 episodes). An AMP observation is a transition ``(s_t, s_{t+1})`` of
+Pendulum's observations ``(cos theta, sin theta, theta_dot)``: :class:`AmpObservation` reports it in
+``info["amp_obs"]`` and :func:`record_reference_motions` records the controller's as a NumPy array, which
+:class:`ReferenceMotions` samples for ``collect_reference_motions``.
+
+With ``task_reward_weight = 0`` the agent only learns from the discriminator's style reward; it is tracked per update
+as ``Reward / Style reward (mean)`` and printed here in blocks; Pendulum's own return (never seen by the agent) shows
+how far the imitation got. Run: python examples/torch/amp_pendulum.py [--timesteps 40000] [--seed 0]
+"""
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+
+from skrl_like.torch.agents.amp import AMP, AMP_DEFAULT_CONFIG
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.models import DeterministicMixin, GaussianMixin, Model
+from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+from skrl_like.torch.trainers import SequentialTrainer
+from skrl_like.utils import set_seed
+
+NUM_ENVS = 8
+TIMESTEPS = 40_000
+HIDDEN = (64, 64)
+AMP_SIZE = 6  # (s_t, s_{t+1}) of Pendulum's 3 observations
+AMP_CFG = {
+    "rollouts": 32,
+    "learning_epochs": 5,
+    "mini_batches": 2,
+    "learning_rate": 1e-3,
+    "discount_factor": 0.95,
+    "amp_batch_size": 256,
+    "task_reward_weight": 0.0,  # imitation only: the style reward is the agent's whole reward
+    "style_reward_weight": 1.0,
+}
+
+
+# -- the reference motions -------------------------------------------------------------------------------------------
+
+
+def swing_up_torque(observations: np.ndarray) -> np.ndarray:
+    """A scripted swing-up: pump energy towards the upright rest energy, then hold the top with a PD law.
+
+    Pendulum-v1's dynamics are ``theta'' = 15 sin(theta) + 3 u`` (``theta = 0`` upright), so ``E = theta'^2 / 2 +
+    15 cos(theta)`` is 15 at the upright rest and ``dE/dt = 3 u theta'``: a torque along ``theta'`` adds energy."""
+    cos, sin, speed = observations[..., 0], observations[..., 1], observations[..., 2]
+    energy = 0.5 * speed**2 + 15.0 * cos
+    pump = 0.3 * (15.0 - energy) * speed
+    hold = -(12.0 * np.arctan2(sin, cos) + 2.5 * speed)
+    return np.clip(np.where(cos > 0.85, hold, pump), -2.0, 2.0)[..., None]
+
+
+class AmpObservation(gym.Wrapper):
+    """Reports the transition ``(s_t, s_{t+1})`` of every step in ``info["amp_obs"]``."""
+
+    def reset(self, **kwargs):
+        observation, info = self.env.reset(**kwargs)
+        self._previous = observation
+        return observation, info
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        info["amp_obs"] = np.concatenate([self._previous, observation]).astype(np.float32)
+        self._previous = observation
+        return observation, reward, terminated, truncated, info
+
+
+def record_reference_motions(episodes: int = 20, seed: int = 0) -> np.ndarray:
+    """``(episodes * 200, 6)`` AMP observations of the swing-up controller, from random starting states."""
+    env, motions = AmpObservation(gym.make("Pendulum-v1")), []
+    for episode in range(episodes):
+        observation, _ = env.reset(seed=seed + episode)
+        done = False
+        while not done:
+            observation, _, terminated, truncated, info = env.step(swing_up_torque(observation))
+            motions.append(info["amp_obs"])
+            done = terminated or truncated
+    return np.stack(motions)
+
+
+class ReferenceMotions:
+    """``collect_reference_motions``: ``num_samples`` rows drawn uniformly from recorded motions (torch's RNG, so
+    ``set_seed`` makes runs repeat)."""
+
+    def __init__(self, motions: np.ndarray, device=None):
+        self.motions = torch.as_tensor(motions, dtype=torch.float32, device=device)
+
+    def __call__(self, num_samples: int) -> torch.Tensor:
+        return self.motions[torch.randint(len(self.motions), (num_samples,), device=self.motions.device)]
+
+
+# -- the models ------------------------------------------------------------------------------------------------------
+
+
+def mlp(inputs, outputs, hidden=HIDDEN):
+    layers, size = [], inputs
+    for width in hidden:
+        layers += [nn.Linear(size, width), nn.ReLU()]
+        size = width
+    return nn.Sequential(*layers, nn.Linear(size, outputs))
+
+
+class Policy(GaussianMixin, Model):
+    def __init__(self, observation_space, action_space, device, hidden=HIDDEN):
+        Model.__init__(self, observation_space, action_space, device)
+        GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-5, max_log_std=2)
+        self.net = mlp(self.num_observations, self.num_actions, hidden)
+        self.log_std_parameter = nn.Parameter(torch.zeros(self.num_actions))
+
+    def compute(self, inputs, role):
+        return 2 * torch.tanh(self.net(inputs["states"])), self.log_std_parameter, {}
+
+
+class Deterministic(DeterministicMixin, Model):
+    """The value model (on observations) and the discriminator (on AMP observations): one output each."""
+
+    def __init__(self, observation_space, action_space, device, hidden=HIDDEN):
+        Model.__init__(self, observation_space, action_space, device)
+        DeterministicMixin.__init__(self)
+        self.net = mlp(self.num_observations, 1, hidden)
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+def make_env(num_envs: int = NUM_ENVS):
+    return wrap_env(
+        gym.make_vec("Pendulum-v1", num_envs=num_envs, vectorization_mode="sync", wrappers=[AmpObservation]),
+        verbose=False,
+    )
+
+
+def make_agent(env, motions: np.ndarray, experiment=None, hidden=HIDDEN, **cfg):
+    """An AMP agent for ``env`` imitating ``motions``; keyword arguments override entries of ``AMP_CFG``."""
+    device = env.device
+    amp_space = gym.spaces.Box(-np.inf, np.inf, (AMP_SIZE,), dtype=np.float32)
+    cfg = {
+        **AMP_DEFAULT_CONFIG,
+        **AMP_CFG,
+        "state_preprocessor": RunningStandardScaler,
+        "state_preprocessor_kwargs": {"size": env.observation_space, "device": device},
+        "value_preprocessor": RunningStandardScaler,
+        "value_preprocessor_kwargs": {"size": 1, "device": device},
+        "amp_state_preprocessor": RunningStandardScaler,
+        "amp_state_preprocessor_kwargs": {"size": amp_space, "device": device},
+        **cfg,
+        "experiment": experiment or {"directory": "runs/torch/amp_pendulum", "write_interval": 0},
+    }
+    models = {
+        "policy": Policy(env.observation_space, env.action_space, device, hidden),
+        "value": Deterministic(env.observation_space, env.action_space, device, hidden),
+        "discriminator": Deterministic(amp_space, env.action_space, device, hidden),
+    }
+    return AMP(
+        models=models,
+        memory=RandomMemory(memory_size=cfg["rollouts"], num_envs=env.num_envs, device=device),
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device=device,
+        amp_observation_space=amp_space,
+        motion_dataset=RandomMemory(memory_size=len(motions), device=device),
+        reply_buffer=RandomMemory(memory_size=20_000, device=device),
+        collect_reference_motions=ReferenceMotions(motions, device),
+    )
+
+
+def pendulum_returns(agent, episodes: int = 10, seed: int = 1000) -> list:
+    """Pendulum's own return of the policy's mean action (the agent never sees this reward)."""
+    env, returns = gym.make("Pendulum-v1"), []
+    for episode in range(episodes):
+        observation, _ = env.reset(seed=seed + episode)
+        total, done = 0.0, False
+        while not done:
+            states = torch.as_tensor(observation, dtype=torch.float32, device=agent.device)[None]
+            with torch.no_grad():
+                _, _, outputs = agent.policy.act({"states": agent._state_preprocessor(states)}, role="policy")
+            action = outputs["mean_actions"][0].cpu().numpy()
+            observation, reward, terminated, truncated, _ = env.step(action)
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return returns
+
+
+def style_reward_blocks(agent, blocks: int = 5) -> list:
+    """The per-update ``Reward / Style reward (mean)`` averaged in ``blocks`` consecutive blocks of updates (needs
+    ``write_interval = 0``, which keeps every tracked value)."""
+    history = np.asarray(agent.tracking_data["Reward / Style reward (mean)"], dtype=float)
+    return [float(block.mean()) for block in np.array_split(history, blocks)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--timesteps", type=int, default=TIMESTEPS, help="steps of the vector env (x8 transitions)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    set_seed(args.seed)
+    motions = record_reference_motions(seed=args.seed)
+    env = make_env()
+    agent = make_agent(env, motions)
+    print(f"Reference controller: Pendulum return {np.mean(pendulum_returns_of_controller()):.1f} (10 episodes)")
+    print(f"Untrained policy: Pendulum return {np.mean(pendulum_returns(agent)):.1f} (10 episodes, mean action)")
+    trainer = SequentialTrainer(
+        env=env, agents=agent, cfg={"timesteps": args.timesteps, "headless": True, "disable_progressbar": True}
+    )
+    trainer.train()
+    blocks = style_reward_blocks(agent)
+    print("Style reward (mean per update) in 5 blocks of updates: " + ", ".join(f"{value:.3f}" for value in blocks))
+    print(f"Trained policy: Pendulum return {np.mean(pendulum_returns(agent)):.1f} (10 episodes, mean action)")
+
+
+def pendulum_returns_of_controller(episodes: int = 10, seed: int = 1000) -> list:
+    env, returns = gym.make("Pendulum-v1"), []
+    for episode in range(episodes):
+        observation, _ = env.reset(seed=seed + episode)
+        total, done = 0.0, False
+        while not done:
+            observation, reward, terminated, truncated, _ = env.step(swing_up_torque(observation))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return returns
+
+
+if __name__ == "__main__":
+    main()
