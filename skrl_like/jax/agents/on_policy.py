@@ -42,6 +42,7 @@ class LearnerState(NamedTuple):
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     value_preprocessor: Any
     learning_rate: jax.Array
+    key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
 
 
 class Rollout(NamedTuple):
@@ -88,6 +89,7 @@ class OnPolicyAgent(Agent):
     of their pure ``_learn(learner, rollout, timestep) -> (learner, UpdateReport)``."""
 
     _loss_terms: Sequence[str] = LOSS_TERMS
+    _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -215,7 +217,18 @@ class OnPolicyAgent(Agent):
 
     # -- the start of every update (pure, inside the compiled update) -------------------------------------------
 
-    def _evaluate_rollout(self, learner: Any, rollout: Rollout) -> Tuple[jax.Array, jax.Array, jax.Array]:
+    @staticmethod
+    def _draw_key(learner: LearnerState) -> Tuple[LearnerState, Any]:
+        """``(learner, key)``: a fresh key split off ``learner.key`` for one batch of model calls, or the fixed unused
+        key when the update draws nothing (``learner.key is None``, decided when tracing)."""
+        if learner.key is None:
+            return learner, UNUSED_KEY
+        key, drawn = jax.random.split(learner.key)
+        return learner._replace(key=key), drawn
+
+    def _evaluate_rollout(
+        self, learner: Any, rollout: Rollout, key: Any = UNUSED_KEY
+    ) -> Tuple[jax.Array, jax.Array, jax.Array]:
         """``(log_prob, values, last_values)`` of the rollout with the parameters and statistics it was collected
         with: log pi_old(a|s) per sample, V(s) ``(rollouts, num_envs, 1)`` and V(next_states[-1]) ``(num_envs, 1)``,
         values in raw return units."""
@@ -224,11 +237,11 @@ class OnPolicyAgent(Agent):
         states = jnp.concatenate([rollout.states.reshape(samples, -1), rollout.next_states[-1]])
         _, processed = self._state_functional(learner.state_preprocessor, states)
         _, log_prob, _ = self.policy.act(
-            {**self._model_inputs(processed[:samples]), "taken_actions": rollout.actions.reshape(samples, -1)},
+            {**self._model_inputs(processed[:samples], key), "taken_actions": rollout.actions.reshape(samples, -1)},
             role="policy",
             params=learner.policy,
         )
-        all_values, _, _ = self.value.act(self._model_inputs(processed), role="value", params=learner.value)
+        all_values, _, _ = self.value.act(self._model_inputs(processed, key), role="value", params=learner.value)
         _, all_values = self._value_functional(learner.value_preprocessor, all_values, inverse=True)
         return log_prob, all_values[:samples].reshape(rollouts, num_envs, 1), all_values[samples:]
 
@@ -238,7 +251,8 @@ class OnPolicyAgent(Agent):
         learner), and one finite flag per ``rollout_flag_names()``."""
         cfg = self.cfg
         samples = rollout.states.shape[0] * rollout.states.shape[1]
-        log_prob, values, last_values = self._evaluate_rollout(learner, rollout)
+        learner, key = self._draw_key(learner)
+        log_prob, values, last_values = self._evaluate_rollout(learner, rollout, key)
         rewards = rollout.rewards
         if cfg["time_limit_bootstrap"]:
             rewards = rewards + cfg["discount_factor"] * values * rollout.truncated
@@ -269,6 +283,7 @@ class OnPolicyAgent(Agent):
             state_preprocessor=self._state_functional.state,
             value_preprocessor=self._value_functional.state,
             learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
+            key=self._update_key,
         )
 
     def _commit_learner_state(self, learner: LearnerState) -> None:
@@ -279,6 +294,7 @@ class OnPolicyAgent(Agent):
         self._state_functional.state = learner.state_preprocessor
         self._value_functional.state = learner.value_preprocessor
         self._learning_rate = learner.learning_rate
+        self._update_key = learner.key
 
     def _update(self, timestep: int, timesteps: int) -> None:
         rollout = Rollout(*(self.memory.get_tensor_by_name(name) for name in Rollout._fields))

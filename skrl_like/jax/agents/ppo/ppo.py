@@ -21,6 +21,7 @@ from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import (
+    UNUSED_KEY,
     LearnerState,
     Losses,
     OnPolicyAgent,
@@ -93,10 +94,10 @@ class PPO(OnPolicyAgent):
 
     # -- learning -----------------------------------------------------------------------------------------------
 
-    def _loss(self, trainable: Trainable, batch: RolloutBatch) -> Tuple[jax.Array, LossAux]:
-        """The PPO loss of one mini-batch (pure): ``(total, aux)``."""
+    def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
+        """The PPO loss of one mini-batch (pure): ``(total, aux)``; ``key`` for models that draw (RPO)."""
         cfg = self.cfg
-        inputs = self._model_inputs(batch.states)
+        inputs = self._model_inputs(batch.states, key)
         _, log_prob, outputs = self.policy.act(
             {**inputs, "taken_actions": batch.actions}, role="policy", params=trainable.policy
         )
@@ -147,9 +148,9 @@ class PPO(OnPolicyAgent):
             statistics, states = self._state_functional(
                 carry.learner.state_preprocessor, batch.states, train=jnp.logical_and(carry.first_epoch, reached)
             )
-            learner = carry.learner._replace(state_preprocessor=statistics)
+            learner, key = self._draw_key(carry.learner._replace(state_preprocessor=statistics))
             (_, aux), grads = jax.value_and_grad(self._loss, has_aux=True)(
-                Trainable(learner.policy, learner.value), batch._replace(states=states)
+                Trainable(learner.policy, learner.value), batch._replace(states=states), key
             )
             if kl_threshold:
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch
