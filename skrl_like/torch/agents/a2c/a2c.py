@@ -1,0 +1,117 @@
+"""Advantage Actor-Critic (A2C), torch backend.
+
+Mnih et al., "Asynchronous Methods for Deep Reinforcement Learning", 2016 (the synchronous variant). The update
+follows skrl 1.4.3: the rollout with log pi_old(a|s), values and GAE (the on-policy half,
+:class:`~skrl_like.torch.agents.on_policy.OnPolicyAgent`), then ONE pass over ``mini_batches`` contiguous
+mini-batches: the policy-gradient loss ``-mean(A * log pi(a|s))``, an optional entropy bonus and the value MSE,
+one optimizer step of the policy and value parameters per mini-batch.
+"""
+
+from typing import Any, Mapping, Optional, Tuple, Union
+
+import gymnasium
+import torch
+import torch.nn.functional as F
+
+from skrl_like import config
+from skrl_like.core.agents import a2c as neutral
+from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.schedule import mini_batch_slices
+from skrl_like.core.config import merge_config
+from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
+from skrl_like.torch.agents.on_policy import OnPolicyAgent
+from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+
+A2C_DEFAULT_CONFIG = with_backend_keys(
+    neutral.A2C_DEFAULT_CONFIG,
+    mixed_precision=False,  # enable automatic mixed precision for higher performance
+)
+
+
+class A2C(OnPolicyAgent):
+    """Advantage Actor-Critic.
+
+    :param models: ``{"policy": ..., "value": ...}`` (the same shared model may fill both roles).
+    :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
+        environments, or a list of memories (the first one is used for learning).
+    :param observation_space: observation space (or shape/size) of one environment.
+    :param action_space: action space (or shape/size) of one environment.
+    :param device: device for the agent's computations (``None``: the default torch device).
+    :param cfg: keys of ``A2C_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
+        every value is checked against its documented type and range.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[str, Any],
+        memory: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+    ) -> None:
+        cfg = merge_config(A2C_DEFAULT_CONFIG, cfg, "A2C cfg")
+        check_config(cfg, "A2C cfg")
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._setup_on_policy()
+        self._setup_joint_optimizer(self.policy, self.value)
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        cfg = self.cfg
+        states, actions, old_log_prob, _, returns, advantages = self._rollout_batch(timestep)
+
+        needs_kl = isinstance(self.scheduler, KLAdaptiveLR)
+        batches = mini_batch_slices(len(states), cfg["mini_batches"])
+        losses, stepped_finite, kl_divergences = [], [], []
+        for batch in batches:  # one pass, no epochs
+            with self._autocast():
+                # the state statistics are updated on every mini-batch [compat]
+                inputs = self._model_inputs(self._state_preprocessor(states[batch], train=True))
+                _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
+                if needs_kl:
+                    with torch.no_grad():
+                        log_ratio = log_prob - old_log_prob[batch]
+                        kl_divergences.append(((torch.exp(log_ratio) - 1) - log_ratio).mean())
+
+                # policy gradient with the normalised GAE advantages
+                policy_loss = -(advantages[batch] * log_prob).mean()
+
+                # entropy bonus
+                if cfg["entropy_loss_scale"]:
+                    entropy_loss = -cfg["entropy_loss_scale"] * self.policy.get_entropy(role="policy").mean()
+                else:
+                    entropy_loss = torch.zeros((), device=self.device)
+
+                # value regression on the GAE returns (A2C has no value_loss_scale)
+                predicted_values, _, _ = self.value.act(inputs, role="value")
+                value_loss = F.mse_loss(returns[batch], predicted_values.float())
+
+                loss = policy_loss + entropy_loss + value_loss
+
+            optimizer_step(
+                loss,
+                self.optimizer,
+                self._trainable_parameters,
+                cfg["grad_norm_clip"],
+                self.scaler,
+                models=self._trainable_models,
+            )
+            losses.append(torch.stack([policy_loss, value_loss, entropy_loss]).detach().float())
+            stepped_finite.append(parameters_finite(self._trainable_parameters))
+
+        # the scheduler steps once per update; KLAdaptiveLR sees the mean KL of the mini-batches
+        if config.torch.is_distributed and kl_divergences:
+            kl = torch.stack(kl_divergences).mean()
+            torch.distributed.all_reduce(kl, op=torch.distributed.ReduceOp.SUM)
+            kl_divergences = [kl / config.torch.world_size]
+        step_scheduler(self.scheduler, kl_divergences)
+
+        self._check_steps(timestep, losses, stepped_finite, cfg["mini_batches"])
+        totals = torch.stack(losses).mean(dim=0)
+        self.track_data("Loss / Policy loss", totals[0])
+        self.track_data("Loss / Value loss", totals[1])
+        if cfg["entropy_loss_scale"]:
+            self.track_data("Loss / Entropy loss", totals[2])
+        self.track_data("Policy / Standard deviation", self.policy.distribution(role="policy").stddev.mean().detach())
+        if self.scheduler is not None:
+            self.track_data("Learning / Learning rate", self.scheduler.get_last_lr()[0])
