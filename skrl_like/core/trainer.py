@@ -111,12 +111,14 @@ class TrainerCore:
         self._check_spaces()
 
         if self.close_environment_at_exit:
+            atexit.register(self._close_environment)
 
-            @atexit.register
-            def close_env() -> None:
-                logger.info("Closing environment")
-                self.env.close()
-                logger.info("Environment closed")
+    def _close_environment(self) -> None:
+        """Close the environment (at exit, or earlier on an interrupt, when ``close_environment_at_exit``) once."""
+        atexit.unregister(self._close_environment)
+        logger.info("Closing environment")
+        self.env.close()
+        logger.info("Environment closed")
 
     # -- backend hooks -------------------------------------------------------------------------------------
 
