@@ -58,7 +58,7 @@ def make_agent(env, rollouts=16, experiment=None):
         "mini_batches": 1,
         "discount_factor": 0.99,
         "lambda": 0.95,
-        "learning_rate": 1e-3,
+        "learning_rate": 7e-4,
         "grad_norm_clip": 0.5,
         "entropy_loss_scale": 0.0,
         "experiment": experiment
