@@ -1,0 +1,371 @@
+"""``ParallelTrainer``: several agents, each in its own process, stepping one vectorised environment together.
+
+The main process owns the environment; agent ``i`` lives in a process started with ``torch.multiprocessing``
+(spawn) and sees only its scope of the environments. Per timestep the main process writes each agent's states
+into that agent's shared-memory tensors and asks every agent, at once, for the first half of a step (the neutral
+loop's ``_before_env_step``: ``pre_interaction`` then the action), steps the environment with the gathered actions,
+writes rewards, next states and done flags into the shared tensors and asks for the second half
+(``_after_env_step``: ``record_transition``, environment-info tracking, ``post_interaction``). So call order, reset
+handling and tracking are the sequential trainer's; only the plumbing below is new.
+"""
+
+import copy
+import pickle
+import random
+import signal
+import time
+import traceback
+from multiprocessing.connection import Connection, wait
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.multiprocessing as mp
+
+from skrl_like import logger
+from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG, _scoped_infos
+from skrl_like.torch.trainers.base import Trainer
+
+PARALLEL_TRAINER_DEFAULT_CONFIG = copy.deepcopy(TRAINER_DEFAULT_CONFIG)
+
+# seconds the agent processes get to finish their current command and exit before they are terminated
+_STOP_TIMEOUT = 10.0
+
+
+class ParallelTrainer(Trainer):
+    """Train or evaluate several agents at once, each in its own process, on one vectorised environment.
+
+    Each agent acts and learns on its scope of the environments (``agents_scope``) exactly as under
+    :class:`~skrl_like.torch.trainers.SequentialTrainer`, but in a process of its own, so the agents' updates run in
+    parallel. A single agent runs in the main process (nothing to parallelise).
+
+    Each agent process starts from the main process's random state at the start of ``train()``/``eval()``, so agent
+    ``i`` produces the data (and weights) it would produce trained alone by a ``SequentialTrainer`` on its scope from
+    that state. Agents are initialised (``agent.init``) inside their process at every ``train()``/``eval()`` call;
+    the models' parameters are shared with the main process, so the main process's agents hold the trained weights
+    afterwards (memories, optimizer states and TensorBoard writers stay in the agent processes).
+
+    :param env: the wrapped environment (``wrap_env(...)``, single-agent, usually vectorised).
+    :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment; their
+        classes (and their models' classes) must be importable by name, since each is pickled into its process.
+    :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
+    :param cfg: keys of ``PARALLEL_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
+    """
+
+    default_config = PARALLEL_TRAINER_DEFAULT_CONFIG
+
+    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
+        super().__init__(env, agents, agents_scope, cfg)
+        # a spawn context, not set_start_method("spawn", force=True): the program's own start method is left alone
+        self._context = mp.get_context("spawn")
+
+    def train(self) -> None:
+        """Train the agents for ``cfg["timesteps"]`` steps (from ``initial_timestep``), each in its own process."""
+        self._run(evaluate=False)
+
+    def eval(self) -> None:
+        """Evaluate the agents (no learning): mean actions unless ``cfg["stochastic_evaluation"]``."""
+        self._run(evaluate=True)
+
+    def _run(self, evaluate: bool) -> None:
+        processes = None
+        try:
+            if self.num_simultaneous_agents == 1:
+                self._init_agents()  # at every call, as the agent processes do
+                self._loop(evaluate)
+                return
+            self._check_single_agent_env()
+            processes = _AgentProcesses(self._context, self._agent_list, self._scopes)
+            processes.start(self.cfg, evaluate)
+            self._parallel_loop(processes, evaluate)
+        except KeyboardInterrupt:
+            if processes is not None:
+                logger.warning("Interrupted: stopping the agent processes")
+                processes.stop()
+            if self.close_environment_at_exit:
+                self._close_environment()
+            raise
+        finally:
+            if processes is not None:
+                processes.stop()
+
+    def _parallel_loop(self, processes: "_AgentProcesses", evaluate: bool) -> None:
+        states, _ = self.env.reset()
+        for timestep in self._progress():
+            actions = processes.act(states, timestep, self.timesteps, evaluate)
+            with self._no_grad():
+                next_states, rewards, terminated, truncated, infos = self.env.step(actions)
+                if not self.headless:
+                    self.env.render()
+            processes.record(next_states, rewards, terminated, truncated, infos, timestep, self.timesteps)
+            states, _ = self._next_states(next_states, terminated, truncated)
+
+
+class _AgentSide(Trainer):
+    """The agent half of the trainer inside an agent process: the neutral loop's step halves for one agent.
+
+    It deliberately skips ``Trainer.__init__`` (there is no environment here); its scope is its whole input, since
+    the main process sends only the agent's rows.
+    """
+
+    def __init__(self, agent: Any, cfg: Dict[str, Any], num_envs: int):
+        self.cfg = cfg
+        self.stochastic_evaluation = cfg["stochastic_evaluation"]
+        self.environment_info = cfg["environment_info"]
+        self.headless = True
+        self._agent_list = [agent]
+        self._scopes = [(0, num_envs)]
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in an agent process, as the cause of its re-raise in the main process."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return "\n\n" + self.text
+
+
+def _random_state(devices: List[torch.device]) -> Dict[str, Any]:
+    cuda_states = {str(device): torch.cuda.get_rng_state(device) for device in devices if device.type == "cuda"}
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": cuda_states,
+    }
+
+
+def _set_random_state(state: Dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    for device, cuda_state in state["cuda"].items():
+        torch.cuda.set_rng_state(cuda_state, device)
+
+
+def _synchronize(device: torch.device) -> None:
+    # a CUDA tensor shared between processes is only safe to read once the writer's kernels are done
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _agent_process(index: int, connection: Connection) -> None:
+    """Body of agent process ``index``: set up, then answer the main process's commands until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the main process, which stops us
+    agent = None
+    try:
+        command, setup = connection.recv()
+        agent = setup["agent"]
+        device = torch.device(getattr(agent, "device", "cpu"))
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        torch.set_num_threads(setup["num_threads"])
+        _set_random_state(setup["random_state"])
+        agent.init(trainer_cfg=setup["cfg"])
+        agent.set_running_mode("eval" if setup["evaluate"] else "train")
+        side = _AgentSide(agent, setup["cfg"], setup["num_envs"])
+        connection.send(("ok", None))
+        buffers: Dict[str, torch.Tensor] = {}
+        states = actions = None
+        while True:
+            command, message = connection.recv()
+            if command == "stop":
+                break
+            buffers.update(message.get("buffers", {}))
+            timestep, timesteps = message["timestep"], message["timesteps"]
+            if command == "act":
+                states = buffers["states"].clone()  # the agent may keep it; the buffer is rewritten next step
+                actions = side._before_env_step(states, timestep, timesteps, message["evaluate"])
+                if "actions" in buffers:
+                    buffers["actions"].copy_(actions)
+                    _synchronize(device)
+                    connection.send(("ok", None))
+                else:  # first step: the main process learns the actions' shape and dtype and shares a buffer
+                    connection.send(("actions", pickle.dumps(actions.cpu())))
+            elif command == "record":
+                step = [buffers[name].clone() for name in ("next_states", "rewards", "terminated", "truncated")]
+                infos = pickle.loads(message["infos"])
+                side._after_env_step(states, actions, *step, infos, timestep, timesteps)
+                connection.send(("ok", None))
+            else:
+                raise RuntimeError(f"agent process {index} got an unknown command {command!r}")
+    except EOFError:
+        pass  # the main process is gone: nothing to report to
+    except BaseException as error:  # reported to the main process, which stops every process and re-raises it
+        text = traceback.format_exc()
+        try:
+            pickled: Optional[bytes] = pickle.dumps(error)
+            pickle.loads(pickled)
+        except Exception:
+            pickled = None
+        try:
+            connection.send(("error", (pickled, text)))
+        except (OSError, EOFError):
+            pass
+    finally:
+        writer = getattr(agent, "writer", None)
+        if writer is not None:
+            writer.close()
+        connection.close()
+
+
+class _AgentProcesses:
+    """The agent processes, their command pipes and their shared-memory tensors, seen from the main process."""
+
+    def __init__(self, context: Any, agents: List[Any], scopes: List[Tuple[int, int]]):
+        self.context = context
+        self.agents = agents
+        self.scopes = scopes
+        self.devices = [torch.device(getattr(agent, "device", "cpu")) for agent in agents]
+        self.processes: List[Any] = []
+        self.connections: List[Connection] = []
+        self.buffers: List[Dict[str, torch.Tensor]] = [{} for _ in agents]
+        self.unsent: List[Dict[str, torch.Tensor]] = [{} for _ in agents]
+        self.timestep: Optional[int] = None
+        self.phase = "start-up"
+
+    def start(self, cfg: Dict[str, Any], evaluate: bool) -> None:
+        random_state = _random_state(self.devices)
+        num_threads = max(1, torch.get_num_threads() // len(self.agents))
+        for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
+            parent_end, child_end = self.context.Pipe()
+            process = self.context.Process(
+                target=_agent_process, args=(index, child_end), daemon=True, name=f"skrl_like-agent-{index}"
+            )
+            process.start()
+            child_end.close()
+            self.processes.append(process)
+            self.connections.append(parent_end)
+            # the agent travels through the pipe (torch's pickler): its parameters become shared memory
+            setup = {"agent": agent, "cfg": cfg, "evaluate": evaluate, "num_envs": end - start}
+            parent_end.send(("setup", {**setup, "random_state": random_state, "num_threads": num_threads}))
+        self._gather()
+        for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
+            logger.info(f"Agent process {index}: {type(agent).__name__} on {self.devices[index]}, scope {start}:{end}")
+
+    def _new_buffer(self, index: int, like: torch.Tensor) -> torch.Tensor:
+        buffer = torch.zeros(like.shape, dtype=like.dtype, device=self.devices[index])
+        return buffer.share_memory_() if buffer.device.type == "cpu" else buffer
+
+    def _write(self, index: int, named: Dict[str, torch.Tensor]) -> None:
+        """Copy agent ``index``'s rows of each tensor into its shared buffer of that name (made on first use)."""
+        start, end = self.scopes[index]
+        for name, tensor in named.items():
+            rows = tensor[start:end]
+            if name not in self.buffers[index]:
+                self.buffers[index][name] = self.unsent[index][name] = self._new_buffer(index, rows)
+            self.buffers[index][name].copy_(rows)
+        _synchronize(self.devices[index])
+
+    def _take(self, index: int) -> Dict[str, torch.Tensor]:
+        """The buffers agent ``index``'s process does not have yet (sent once, through torch's pickler)."""
+        unsent, self.unsent[index] = self.unsent[index], {}
+        return unsent
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int, evaluate: bool) -> torch.Tensor:
+        self.timestep, self.phase = timestep, "pre_interaction/act"
+        for index, connection in enumerate(self.connections):
+            self._write(index, {"states": states})
+            message = {"timestep": timestep, "timesteps": timesteps, "evaluate": evaluate, "buffers": self._take(index)}
+            connection.send(("act", message))
+        replies = self._gather()
+        actions = []
+        for index, (kind, payload) in enumerate(replies):
+            if kind == "actions":  # first step: share a buffer of this shape and dtype from the next command on
+                first = pickle.loads(payload)
+                self.buffers[index]["actions"] = self.unsent[index]["actions"] = self._new_buffer(index, first)
+                actions.append(first.to(states.device))
+            else:
+                actions.append(self.buffers[index]["actions"].to(states.device))
+        return torch.vstack(actions)
+
+    def record(self, next_states, rewards, terminated, truncated, infos, timestep: int, timesteps: int) -> None:
+        self.phase = "record_transition/post_interaction"
+        step = {"next_states": next_states, "rewards": rewards, "terminated": terminated, "truncated": truncated}
+        for index, connection in enumerate(self.connections):
+            self._write(index, step)
+            start, end = self.scopes[index]
+            infos_bytes = pickle.dumps(_scoped_infos(infos, start, end))  # plain pickle: no shared memory per step
+            message = {"timestep": timestep, "timesteps": timesteps, "infos": infos_bytes, "buffers": self._take(index)}
+            connection.send(("record", message))
+        self._gather()
+
+    def _gather(self) -> List[Tuple[str, Any]]:
+        """Every agent process's reply to the last command; raise (after stopping all) if one failed or died."""
+        replies: Dict[int, Tuple[str, Any]] = {}
+        waiting = set(range(len(self.processes)))
+        while waiting:
+            objects = [self.connections[i] for i in waiting] + [self.processes[i].sentinel for i in waiting]
+            for ready in wait(objects):
+                index = next(
+                    i for i in range(len(self.processes)) if ready in (self.connections[i], self.processes[i].sentinel)
+                )
+                if index in replies:
+                    continue
+                connection = self.connections[index]
+                if connection.poll():
+                    try:
+                        kind, payload = connection.recv()
+                    except EOFError:
+                        self._raise_died(index)
+                    if kind == "error":
+                        self._raise_error(index, *payload)
+                    replies[index] = (kind, payload)
+                    waiting.discard(index)
+                elif not self.processes[index].is_alive():
+                    self._raise_died(index)
+        return [replies[index] for index in range(len(self.processes))]
+
+    def _where(self, index: int) -> str:
+        agent = self.agents[index]
+        at = "at start-up" if self.timestep is None else f"at timestep {self.timestep} ({self.phase})"
+        return f"agent {index} ({type(agent).__name__}, process {self.processes[index].pid}) {at}"
+
+    def _raise_error(self, index: int, pickled: Optional[bytes], text: str) -> None:
+        where = self._where(index)
+        self.stop()
+        if pickled is not None:
+            error = pickle.loads(pickled)
+            error.add_note(f"Raised in the process of {where}; its traceback is shown above")
+            raise error from _RemoteTraceback(text)
+        raise RuntimeError(f"{where} raised an exception (not picklable, its traceback follows):\n{text}")
+
+    def _raise_died(self, index: int) -> None:
+        process = self.processes[index]
+        process.join(timeout=1.0)
+        where = self._where(index)
+        self.stop()
+        raise RuntimeError(
+            f"The process of {where} died without reporting an error (exit code {process.exitcode}; a negative code "
+            "is the signal that killed it, e.g. -9 when the system ran out of memory): every agent process has been "
+            "stopped; check the system log and the agent's memory use"
+        )
+
+    def stop(self) -> None:
+        """Ask every agent process to stop, then terminate those still running after a grace period; idempotent."""
+        for process, connection in zip(self.processes, self.connections):
+            if process.is_alive() and not connection.closed:
+                try:
+                    connection.send(("stop", None))
+                except (OSError, EOFError):
+                    pass
+        deadline = time.monotonic() + _STOP_TIMEOUT
+        for process in self.processes:
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
+        for process in self.processes:
+            if process.is_alive():
+                logger.warning(f"Agent process {process.pid} did not stop within {_STOP_TIMEOUT} s: terminating it")
+                process.terminate()
+                process.join(timeout=2.0)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=2.0)
+        for connection in self.connections:
+            connection.close()
+        self.buffers = [{} for _ in self.agents]
+
+
+__all__ = ["ParallelTrainer", "PARALLEL_TRAINER_DEFAULT_CONFIG"]
