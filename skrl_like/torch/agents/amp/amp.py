@@ -45,7 +45,8 @@ _ROLLOUT_QUANTITIES = ("rewards", "style rewards", "next values", "log_prob", "v
 def style_reward(logits: torch.Tensor, scale: float) -> torch.Tensor:
     """AMP's style reward of discriminator ``logits``: ``-log(max(1 - sigmoid(logits), 1e-4)) * scale`` (high where
     the discriminator takes the motion for a reference one; at most ``-log(1e-4) * scale``)."""
-    return -torch.log(torch.clamp(1.0 - torch.sigmoid(logits), min=1e-4)) * scale
+    # sigmoid(-x) is 1 - sigmoid(x) without float32's cancellation for large logits
+    return -torch.log(torch.clamp(torch.sigmoid(-logits), min=1e-4)) * scale
 
 
 def discriminator_loss(
