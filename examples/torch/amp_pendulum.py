@@ -9,7 +9,7 @@ Pendulum's observations ``(cos theta, sin theta, theta_dot)``: :class:`AmpObserv
 
 With ``task_reward_weight = 0`` the agent only learns from the discriminator's style reward; it is tracked per update
 as ``Reward / Style reward (mean)`` and printed here in blocks; Pendulum's own return (never seen by the agent) shows
-how far the imitation got. Run: python examples/torch/amp_pendulum.py [--timesteps 40000] [--seed 0]
+how far the imitation got. Run: python examples/torch/amp_pendulum.py [--timesteps 10000] [--seed 0]
 """
 
 import argparse
@@ -31,7 +31,7 @@ from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
 NUM_ENVS = 8
-TIMESTEPS = 40_000
+TIMESTEPS = 10_000
 HIDDEN = (64, 64)
 AMP_SIZE = 6  # (s_t, s_{t+1}) of Pendulum's 3 observations
 AMP_CFG = {
@@ -185,7 +185,7 @@ def pendulum_returns(agent, episodes: int = 10, seed: int = 1000) -> list:
         while not done:
             states = torch.as_tensor(observation, dtype=torch.float32, device=agent.device)[None]
             with torch.no_grad():
-                _, _, outputs = agent.policy.act({"states": agent._state_preprocessor(states)}, role="policy")
+                _, _, outputs = agent.act(states, timestep=0, timesteps=1)
             action = outputs["mean_actions"][0].cpu().numpy()
             observation, reward, terminated, truncated, _ = env.step(action)
             total += float(reward)
@@ -194,7 +194,21 @@ def pendulum_returns(agent, episodes: int = 10, seed: int = 1000) -> list:
     return returns
 
 
-def style_reward_blocks(agent, blocks: int = 5) -> list:
+def pendulum_returns_of_controller(episodes: int = 10, seed: int = 1000) -> list:
+    """Pendulum's return of the scripted controller, for comparison."""
+    env, returns = gym.make("Pendulum-v1"), []
+    for episode in range(episodes):
+        observation, _ = env.reset(seed=seed + episode)
+        total, done = 0.0, False
+        while not done:
+            observation, reward, terminated, truncated, _ = env.step(swing_up_torque(observation))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return returns
+
+
+def style_reward_blocks(agent, blocks: int = 10) -> list:
     """The per-update ``Reward / Style reward (mean)`` averaged in ``blocks`` consecutive blocks of updates (needs
     ``write_interval = 0``, which keeps every tracked value)."""
     history = np.asarray(agent.tracking_data["Reward / Style reward (mean)"], dtype=float)
@@ -219,21 +233,11 @@ def main():
     )
     trainer.train()
     blocks = style_reward_blocks(agent)
-    print("Style reward (mean per update) in 5 blocks of updates: " + ", ".join(f"{value:.3f}" for value in blocks))
+    print(
+        f"Style reward (mean per update) in {len(blocks)} blocks of updates: "
+        + ", ".join(f"{value:.3f}" for value in blocks)
+    )
     print(f"Trained policy: Pendulum return {np.mean(pendulum_returns(agent)):.1f} (10 episodes, mean action)")
-
-
-def pendulum_returns_of_controller(episodes: int = 10, seed: int = 1000) -> list:
-    env, returns = gym.make("Pendulum-v1"), []
-    for episode in range(episodes):
-        observation, _ = env.reset(seed=seed + episode)
-        total, done = 0.0, False
-        while not done:
-            observation, reward, terminated, truncated, _ = env.step(swing_up_torque(observation))
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
-    return returns
 
 
 if __name__ == "__main__":
