@@ -135,8 +135,11 @@ class CEM(Agent):
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.int32)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
         self._act_fn = jax.jit(self._sample)
         self._update_fn = jax.jit(self._learn)
+        # the state acting reads, placed as an update leaves it: one compilation of acting before and after updates
+        self._commit_learner_state(self._gather_learner_state())
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -225,12 +228,15 @@ class CEM(Agent):
         return learner, UpdateReport(loss, finite)
 
     def _gather_learner_state(self) -> LearnerState:
-        return LearnerState(
+        """Placed on the agent's device: fresh parameters are uncommitted and an update's outputs committed, and the
+        compiled update would be specialised for each."""
+        learner = LearnerState(
             policy=self.policy.state_dict.params,
             optimizer=self.optimizer,
             state_preprocessor=self._state_functional.state,
             learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
         )
+        return jax.device_put(learner, self.device)
 
     def _commit_learner_state(self, learner: LearnerState) -> None:
         self.policy.state_dict = self.policy.state_dict.replace(params=learner.policy)
