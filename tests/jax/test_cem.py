@@ -304,3 +304,15 @@ def test_short_runs_on_single_and_vector_envs(monkeypatch, backend, num_envs):
     actions = agent.memory.get_tensor_by_name("actions")
     assert actions.dtype == np.int32 and actions.shape == (60, num_envs, 1)
     assert agent._update_fn._cache_size() == 1 and agent._act_fn._cache_size() == 1
+
+
+def test_the_example_builds_and_trains_on_a_vector_env():
+    from examples import load_example
+
+    example = load_example("jax", "cem_cartpole")
+    set_seed(0)
+    env = example.make_env(num_envs=2)
+    agent = example.make_agent(env, experiment=NO_FILES, rollouts=100, learning_starts=0)
+    assert agent.cfg["percentile"] == example.HYPERPARAMETERS["percentile"]
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 200}).train()
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2

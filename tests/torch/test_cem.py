@@ -358,3 +358,15 @@ def test_cem_learns_cartpole():
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=5)
     assert np.mean(returns) > 60, returns  # 108 with this seed; with the elite mask inverted: 10
+
+
+def test_the_example_builds_and_trains_on_a_vector_env():
+    from examples import load_example
+
+    example = load_example("torch", "cem_cartpole")
+    set_seed(0)
+    env = example.make_env(num_envs=2)
+    agent = example.make_agent(env, experiment=NO_FILES, rollouts=100, learning_starts=0)
+    assert agent.cfg["percentile"] == example.HYPERPARAMETERS["percentile"]
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 200}).train()
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2
