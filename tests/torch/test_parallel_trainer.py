@@ -176,6 +176,12 @@ def test_two_agent_processes_follow_the_sequential_call_order_on_their_scopes(tm
     assert all(entry[2] is True for entry in first if entry[0] == "post_interaction")
     assert all(torch.equal(a, torch.ones(4, 1)) for a in env.received_actions) and len(env.received_actions) == 3
     assert_all_gone(pids)
+    # the sequential trainer's log of the same agents and scopes, entry for entry (without the process ids)
+    sequential_env = DriftEnv(num_envs=4)
+    agents = [LoggingAgent(tmp_path / "c.jsonl"), LoggingAgent(tmp_path / "d.jsonl")]
+    SequentialTrainer(env=sequential_env, agents=agents, agents_scope=[1, 3], cfg={**CFG, "timesteps": 3}).train()
+    for parallel_log, sequential_log in [(first, "c.jsonl"), (second, "d.jsonl")]:
+        assert [entry[:-1] for entry in parallel_log] == [entry[:-1] for entry in read_log(tmp_path / sequential_log)]
 
 
 @pytest.mark.parametrize("stochastic", [False, True])
@@ -326,14 +332,25 @@ def test_keyboard_interrupt_stops_the_processes_closes_the_env_and_flushes_tenso
     assert_all_gone(pids)
 
 
-def test_ctrl_c_on_a_terminal_stops_a_parallel_run_cleanly(tmp_path):
-    """A real SIGINT to the whole process group (what a terminal sends): the run ends with KeyboardInterrupt, and
-    the agent processes (which ignore SIGINT and wait for the main process's stop) are gone."""
+def running(pid):
+    """Whether ``pid`` is a live process (a zombie left for a reaper that never comes counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill-main"])
+def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path, how):
+    """A real SIGINT to the whole process group (what a terminal sends) ends the run with KeyboardInterrupt after the
+    agent processes (which ignore SIGINT) are stopped; a SIGKILLed main process leaves agent processes that see
+    their pipe close and exit on their own."""
     script = textwrap.dedent(
         f"""
         import sys, time
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        import test_parallel_trainer as t
+        sys.path.insert(0, {ROOT!r})
+        from tests.torch import test_parallel_trainer as t
 
         class SlowEnv(t.DriftEnv):
             def step(self, actions):
@@ -357,14 +374,19 @@ def test_ctrl_c_on_a_terminal_stops_a_parallel_run_cleanly(tmp_path):
     process = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert process.stdout.readline().strip() == "running"
-        os.killpg(process.pid, signal.SIGINT)
-        out, _ = process.communicate(timeout=60)
+        pids = {entry[-1] for entry in read_log(tmp_path / "a.jsonl") + read_log(tmp_path / "b.jsonl")}
+        assert len(pids) == 2 and all(running(pid) for pid in pids)
+        if how == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)
+            out, _ = process.communicate(timeout=60)
+            assert "interrupted" in out and process.returncode == 0
+        else:
+            process.kill()
+            process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(running(pid) for pid in pids)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    assert "interrupted" in out and process.returncode == 0
-    pids = {entry[-1] for entry in read_log(tmp_path / "a.jsonl") + read_log(tmp_path / "b.jsonl")}
-    time.sleep(0.5)
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)

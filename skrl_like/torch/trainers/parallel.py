@@ -90,15 +90,23 @@ class ParallelTrainer(Trainer):
                 processes.stop()
 
     def _parallel_loop(self, processes: "_AgentProcesses", evaluate: bool) -> None:
+        if self.initial_timestep >= self.timesteps:
+            return
         states, _ = self.env.reset()
+        actions = processes.step(
+            self.timesteps, None, {"timestep": self.initial_timestep, "evaluate": evaluate, "states": states}
+        )
         for timestep in self._progress():
-            actions = processes.act(states, timestep, self.timesteps, evaluate)
             with self._no_grad():
                 next_states, rewards, terminated, truncated, infos = self.env.step(actions)
                 if not self.headless:
                     self.env.render()
-            processes.record(next_states, rewards, terminated, truncated, infos, timestep, self.timesteps)
             states, _ = self._next_states(next_states, terminated, truncated)
+            record = {"timestep": timestep, "infos": infos, "next_states": next_states, "rewards": rewards}
+            record.update(terminated=terminated, truncated=truncated)
+            has_next = timestep + 1 < self.timesteps
+            act = {"timestep": timestep + 1, "evaluate": evaluate, "states": states} if has_next else None
+            actions = processes.step(self.timesteps, record, act)
 
 
 class _AgentSide(Trainer):
@@ -152,12 +160,23 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+class _MainProcessGone(Exception):
+    """The main process closed its end of the pipe (it ended or was killed): an agent process just exits."""
+
+
+def _receive(connection: Connection) -> Any:
+    try:
+        return connection.recv()
+    except (EOFError, ConnectionResetError) as error:
+        raise _MainProcessGone from error
+
+
 def _agent_process(index: int, connection: Connection) -> None:
     """Body of agent process ``index``: set up, then answer the main process's commands until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the main process, which stops us
     agent = None
     try:
-        command, setup = connection.recv()
+        command, setup = _receive(connection)
         agent = setup["agent"]
         device = torch.device(getattr(agent, "device", "cpu"))
         if device.type == "cuda":
@@ -171,29 +190,31 @@ def _agent_process(index: int, connection: Connection) -> None:
         buffers: Dict[str, torch.Tensor] = {}
         states = actions = None
         while True:
-            command, message = connection.recv()
+            command, message = _receive(connection)
             if command == "stop":
                 break
-            buffers.update(message.get("buffers", {}))
-            timestep, timesteps = message["timestep"], message["timesteps"]
-            if command == "act":
-                states = buffers["states"].clone()  # the agent may keep it; the buffer is rewritten next step
-                actions = side._before_env_step(states, timestep, timesteps, message["evaluate"])
-                if "actions" in buffers:
-                    buffers["actions"].copy_(actions)
-                    _synchronize(device)
-                    connection.send(("ok", None))
-                else:  # first step: the main process learns the actions' shape and dtype and shares a buffer
-                    connection.send(("actions", pickle.dumps(actions.cpu())))
-            elif command == "record":
-                step = [buffers[name].clone() for name in ("next_states", "rewards", "terminated", "truncated")]
-                infos = pickle.loads(message["infos"])
-                side._after_env_step(states, actions, *step, infos, timestep, timesteps)
-                connection.send(("ok", None))
-            else:
+            if command != "step":
                 raise RuntimeError(f"agent process {index} got an unknown command {command!r}")
-    except EOFError:
-        pass  # the main process is gone: nothing to report to
+            buffers.update(message["buffers"])
+            timesteps = message["timesteps"]
+            if message["record"] is not None:  # the second half of the last step
+                step = [buffers[name].clone() for name in ("next_states", "rewards", "terminated", "truncated")]
+                infos = pickle.loads(message["record"]["infos"])
+                side._after_env_step(states, actions, *step, infos, message["record"]["timestep"], timesteps)
+            if message["act"] is None:  # the run's last step
+                connection.send(("ok", None))
+                continue
+            # the first half of the next step
+            states = buffers["states"].clone()  # the agent may keep it; the buffer is rewritten next step
+            actions = side._before_env_step(states, message["act"]["timestep"], timesteps, message["act"]["evaluate"])
+            if "actions" in buffers:
+                buffers["actions"].copy_(actions)
+                _synchronize(device)
+                connection.send(("ok", None))
+            else:  # first step: the main process learns the actions' shape and dtype and shares a buffer
+                connection.send(("actions", pickle.dumps(actions.cpu())))
+    except _MainProcessGone:
+        pass  # nothing to report to
     except BaseException as error:  # reported to the main process, which stops every process and re-raises it
         text = traceback.format_exc()
         try:
@@ -265,33 +286,45 @@ class _AgentProcesses:
         unsent, self.unsent[index] = self.unsent[index], {}
         return unsent
 
-    def act(self, states: torch.Tensor, timestep: int, timesteps: int, evaluate: bool) -> torch.Tensor:
-        self.timestep, self.phase = timestep, "pre_interaction/act"
+    def step(self, timesteps: int, record: Optional[Dict[str, Any]], act: Optional[Dict[str, Any]]) -> Any:
+        """One command to every agent process: the second half of the last step (``record``: its timestep and the
+        env's outputs), then the first half of the next one (``act``: its timestep, evaluate and the states);
+        returns the next step's actions, stacked (``None`` without ``act``).
+
+        One round trip per timestep, not two: nothing happens in the main process between an agent's
+        ``post_interaction`` of one step and its ``pre_interaction`` of the next but the reset handling, done
+        before this call."""
+        self.timestep = (act or record)["timestep"]
+        self.phase = "record_transition/post_interaction" if record is not None else "pre_interaction/act"
         for index, connection in enumerate(self.connections):
-            self._write(index, {"states": states})
-            message = {"timestep": timestep, "timesteps": timesteps, "evaluate": evaluate, "buffers": self._take(index)}
-            connection.send(("act", message))
+            message: Dict[str, Any] = {"timesteps": timesteps, "record": None, "act": None}
+            if record is not None:
+                self._write(
+                    index, {name: record[name] for name in ("next_states", "rewards", "terminated", "truncated")}
+                )
+                start, end = self.scopes[index]
+                # plain pickle: the infos' tensors are copied, not moved to a new shared-memory segment every step
+                infos = pickle.dumps(_scoped_infos(record["infos"], start, end))
+                message["record"] = {"timestep": record["timestep"], "infos": infos}
+            if act is not None:
+                self._write(index, {"states": act["states"]})
+                message["act"] = {"timestep": act["timestep"], "evaluate": act["evaluate"]}
+            message["buffers"] = self._take(index)
+            connection.send(("step", message))
         replies = self._gather()
+        if act is None:
+            return None
+        self.phase = "pre_interaction/act"
+        device = act["states"].device
         actions = []
         for index, (kind, payload) in enumerate(replies):
             if kind == "actions":  # first step: share a buffer of this shape and dtype from the next command on
                 first = pickle.loads(payload)
                 self.buffers[index]["actions"] = self.unsent[index]["actions"] = self._new_buffer(index, first)
-                actions.append(first.to(states.device))
+                actions.append(first.to(device))
             else:
-                actions.append(self.buffers[index]["actions"].to(states.device))
+                actions.append(self.buffers[index]["actions"].to(device))
         return torch.vstack(actions)
-
-    def record(self, next_states, rewards, terminated, truncated, infos, timestep: int, timesteps: int) -> None:
-        self.phase = "record_transition/post_interaction"
-        step = {"next_states": next_states, "rewards": rewards, "terminated": terminated, "truncated": truncated}
-        for index, connection in enumerate(self.connections):
-            self._write(index, step)
-            start, end = self.scopes[index]
-            infos_bytes = pickle.dumps(_scoped_infos(infos, start, end))  # plain pickle: no shared memory per step
-            message = {"timestep": timestep, "timesteps": timesteps, "infos": infos_bytes, "buffers": self._take(index)}
-            connection.send(("record", message))
-        self._gather()
 
     def _gather(self) -> List[Tuple[str, Any]]:
         """Every agent process's reply to the last command; raise (after stopping all) if one failed or died."""
@@ -309,7 +342,7 @@ class _AgentProcesses:
                 if connection.poll():
                     try:
                         kind, payload = connection.recv()
-                    except EOFError:
+                    except (EOFError, OSError):  # the process died while writing
                         self._raise_died(index)
                     if kind == "error":
                         self._raise_error(index, *payload)
