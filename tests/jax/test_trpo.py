@@ -269,3 +269,18 @@ def test_a_memory_size_other_than_rollouts_is_rejected_at_construction():
             observation_space=OBSERVATIONS,
             action_space=ACTIONS,
         )
+
+
+@pytest.mark.slow
+def test_trpo_learns_pendulum():
+    from examples import load_example
+
+    make_agent = load_example("jax", "trpo_pendulum").make_agent
+    set_seed(42)
+    env = pendulum(4)
+    env._env.reset(seed=42)
+    trainer = SequentialTrainer(env=env, agents=make_agent(env, experiment=NO_FILES), cfg={**QUIET, "timesteps": 5000})
+    trainer.train()
+    returns = trainer.evaluate_episodes(num_episodes=8)
+    # untrained policies score about -1200 (-1000..-1600)
+    assert np.mean(returns) >= -800, returns
