@@ -90,6 +90,7 @@ class OnPolicyAgent(Agent):
 
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
+    _rollout_type: Any = Rollout  # the memory tensors an update reads (MAPPO adds the shared states)
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -241,9 +242,16 @@ class OnPolicyAgent(Agent):
             role="policy",
             params=learner.policy,
         )
-        all_values, _, _ = self.value.act(self._model_inputs(processed, key), role="value", params=learner.value)
+        all_values, _, _ = self.value.act(
+            self._rollout_value_inputs(learner, rollout, processed, key), role="value", params=learner.value
+        )
         _, all_values = self._value_functional(learner.value_preprocessor, all_values, inverse=True)
         return log_prob, all_values[:samples].reshape(rollouts, num_envs, 1), all_values[samples:]
+
+    def _rollout_value_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
+        """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
+        MAPPO's centralised critic reads the shared states instead."""
+        return self._model_inputs(processed, key)
 
     def _rollout_batch(self, learner: Any, rollout: Rollout) -> Tuple[Any, RolloutBatch, jax.Array]:
         """``(learner, batch, rollout_finite)``: the rollout with log pi_old, values, GAE returns and advantages,
@@ -297,7 +305,7 @@ class OnPolicyAgent(Agent):
         self._update_key = learner.key
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        rollout = Rollout(*(self.memory.get_tensor_by_name(name) for name in Rollout._fields))
+        rollout = self._rollout_type(*(self.memory.get_tensor_by_name(name) for name in self._rollout_type._fields))
         learner, report = self._update_fn(self._gather_learner_state(), rollout, np.int32(timestep))
         self._check_update(timestep, learner, report)
         self._commit_learner_state(learner)

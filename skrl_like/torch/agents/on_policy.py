@@ -88,6 +88,16 @@ class OnPolicyAgent(Agent):
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
         return {"states": states}
 
+    def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
+        """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
+        MAPPO's centralised critic reads the shared states instead."""
+        return self._model_inputs(processed)
+
+    def _value_inputs(self, inputs: dict, batch: slice, epoch: int) -> dict:
+        """The value model's inputs in the update for mini-batch ``batch`` (``inputs``: the policy's): the same
+        by default; MAPPO's centralised critic reads the mini-batch's shared states."""
+        return inputs
+
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, torch.Tensor, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,
         uniform random actions with their log-probability under the policy, which the update recomputes)."""
@@ -137,7 +147,7 @@ class OnPolicyAgent(Agent):
             processed = self._state_preprocessor(torch.cat([states, last_states.float()]))
             rollout_inputs = self._model_inputs(processed[: len(states)])
             _, log_prob, _ = self.policy.act({**rollout_inputs, "taken_actions": actions}, role="policy")
-            all_values, _, _ = self.value.act(self._model_inputs(processed), role="value")
+            all_values, _, _ = self.value.act(self._rollout_value_inputs(processed), role="value")
             self.policy.train(True)
             self.value.train(True)
         all_values = self._value_preprocessor(all_values.float(), inverse=True)

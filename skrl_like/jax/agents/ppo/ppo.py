@@ -94,6 +94,16 @@ class PPO(OnPolicyAgent):
 
     # -- learning -----------------------------------------------------------------------------------------------
 
+    def _preprocess_mini_batch(self, learner: LearnerState, batch: RolloutBatch, train: Any) -> Tuple[Any, Any]:
+        """``(learner, batch)`` with the mini-batch's states preprocessed (statistics updated when ``train``)."""
+        statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=train)
+        return learner._replace(state_preprocessor=statistics), batch._replace(states=states)
+
+    def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
+        """The value model's inputs in the loss (``inputs``: the policy's): the same by default; MAPPO's
+        centralised critic reads the mini-batch's shared states."""
+        return inputs
+
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The PPO loss of one mini-batch (pure): ``(total, aux)``; ``key`` for models that draw (RPO)."""
         cfg = self.cfg
@@ -117,7 +127,9 @@ class PPO(OnPolicyAgent):
             entropy_loss = jnp.zeros(())
 
         # value loss, predictions optionally clipped around the rollout's values
-        predicted_values, _, _ = self.value.act(inputs, role="value", params=trainable.value)
+        predicted_values, _, _ = self.value.act(
+            self._value_inputs(inputs, batch, key), role="value", params=trainable.value
+        )
         if cfg["clip_predicted_values"]:
             predicted_values = batch.values + jnp.clip(
                 predicted_values - batch.values, -cfg["value_clip"], cfg["value_clip"]
@@ -145,12 +157,12 @@ class PPO(OnPolicyAgent):
         def mini_batch_step(carry: EpochCarry, batch: RolloutBatch) -> Tuple[EpochCarry, StepRecord]:
             reached = jnp.logical_not(carry.stopped)
             # the state statistics are updated in the first epoch only (by the mini-batches it evaluates)
-            statistics, states = self._state_functional(
-                carry.learner.state_preprocessor, batch.states, train=jnp.logical_and(carry.first_epoch, reached)
+            learner, batch = self._preprocess_mini_batch(
+                carry.learner, batch, train=jnp.logical_and(carry.first_epoch, reached)
             )
-            learner, key = self._draw_key(carry.learner._replace(state_preprocessor=statistics))
+            learner, key = self._draw_key(learner)
             (_, aux), grads = jax.value_and_grad(self._loss, has_aux=True)(
-                Trainable(learner.policy, learner.value), batch._replace(states=states), key
+                Trainable(learner.policy, learner.value), batch, key
             )
             if kl_threshold:
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch

@@ -95,7 +95,7 @@ class PPO(OnPolicyAgent):
                         entropy_loss = torch.zeros((), device=self.device)
 
                     # value loss, predictions optionally clipped around the rollout's values
-                    predicted_values, _, _ = self.value.act(inputs, role="value")
+                    predicted_values, _, _ = self.value.act(self._value_inputs(inputs, batch, epoch), role="value")
                     if cfg["clip_predicted_values"]:
                         predicted_values = old_values[batch] + torch.clip(
                             predicted_values - old_values[batch], -cfg["value_clip"], cfg["value_clip"]
