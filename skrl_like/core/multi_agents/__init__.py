@@ -1,0 +1,1 @@
+"""Backend-neutral halves of the multi-agent algorithms (IPPO, MAPPO)."""

@@ -1,0 +1,140 @@
+"""Multi-Agent PPO (MAPPO), torch backend.
+
+Yu et al., "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games", 2022. IPPO with a centralised
+critic: each agent's value model reads the environment's shared state (``env.state()``, passed by the trainer as
+``infos["shared_states"]``/``infos["shared_next_states"]``) instead of the agent's observations. Each agent is a
+:class:`~skrl_like.torch.agents.ppo.PPO` learner whose value inputs are the stored shared states.
+"""
+
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import gymnasium
+import torch
+
+from skrl_like.core.agents.config import with_backend_keys
+from skrl_like.core.multi_agents import ippo as neutral
+from skrl_like.core.spaces import compute_space_size
+from skrl_like.torch.agents.ppo import PPO
+from skrl_like.torch.multi_agents.base import MultiAgent
+from skrl_like.torch.multi_agents.ippo.ippo import learner_class
+
+MAPPO_DEFAULT_CONFIG = with_backend_keys(
+    neutral.MAPPO_DEFAULT_CONFIG,
+    mixed_precision=False,  # enable automatic mixed precision for higher performance
+)
+
+_SHARED_KEYS = ("shared_state_preprocessor", "shared_state_preprocessor_kwargs")
+
+
+class SharedCriticPPO(PPO):
+    """PPO whose value model reads the shared states stored beside the rollout (one MAPPO agent)."""
+
+    def __init__(self, shared_observation_space: Any, cfg: dict, **kwargs: Any) -> None:
+        self.shared_observation_space = shared_observation_space
+        shared = {key: cfg.pop(key) for key in _SHARED_KEYS}
+        super().__init__(cfg=cfg, **kwargs)
+        self.cfg.update(shared)
+        self._shared_state_preprocessor = self._build_preprocessor("shared_state_preprocessor")
+        self._pending_shared = None
+
+    def _check_model_spaces(self) -> None:
+        """The policy reads the agent's observations, the value model the shared state."""
+        for role, space in (("policy", self.observation_space), ("value", self.shared_observation_space)):
+            model = self.models.get(role)
+            model_space = getattr(model, "observation_space", None)
+            if model_space is not None and space is not None:
+                if compute_space_size(model_space) != compute_space_size(space):
+                    what = "the observation space" if role == "policy" else "the shared (state) space"
+                    raise ValueError(
+                        f"{type(self).__name__}: the '{role}' model was built for an observation space of size "
+                        f"{compute_space_size(model_space)}, but {what} has size {compute_space_size(space)}: build "
+                        f"it with {'observation_spaces[uid]' if role == 'policy' else 'shared_observation_spaces[uid]'}"
+                    )
+
+    def init(self, trainer_cfg: Optional[Any] = None) -> None:
+        super().init(trainer_cfg)
+        if self.memory is not None:
+            for name in ("shared_states", "shared_next_states"):
+                self.memory.create_tensor(name=name, size=self.shared_observation_space, dtype=torch.float32)
+
+    def _store_transition(self, **sample: Any) -> None:
+        shared_states, shared_next_states = self._pending_shared
+        super()._store_transition(**sample, shared_states=shared_states, shared_next_states=shared_next_states)
+
+    def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
+        shared = self.memory.get_tensor_by_name("shared_states")
+        rows = torch.cat(
+            [shared.reshape(-1, shared.shape[-1]), self.memory.get_tensor_by_name("shared_next_states")[-1]]
+        )
+        return self._model_inputs(self._shared_state_preprocessor(rows))
+
+    def _rollout_batch(self, timestep: int) -> Any:
+        batch = super()._rollout_batch(timestep)
+        shared = self.memory.get_tensor_by_name("shared_states")
+        self._shared_rows = shared.reshape(-1, shared.shape[-1])
+        return batch
+
+    def _value_inputs(self, inputs: dict, batch: slice, epoch: int) -> dict:
+        # the shared-state statistics are updated in the first epoch only, as the states'
+        return self._model_inputs(self._shared_state_preprocessor(self._shared_rows[batch], train=not epoch))
+
+
+class MAPPO(MultiAgent):
+    """Multi-Agent Proximal Policy Optimization (a centralised critic per agent).
+
+    :param possible_agents: the agent names (``env.possible_agents``).
+    :param models: ``{uid: {"policy": ..., "value": ...}}``; each value model reads the shared state.
+    :param memories: ``{uid: memory}``, each of ``memory_size == cfg["rollouts"]``.
+    :param observation_spaces: ``{uid: space}`` (``env.observation_spaces``).
+    :param action_spaces: ``{uid: space}`` (``env.action_spaces``).
+    :param device: device for the agents' computations (``None``: the default torch device).
+    :param cfg: keys of ``MAPPO_DEFAULT_CONFIG``; the per-agent keys may be ``{uid: value}`` dicts.
+    :param shared_observation_spaces: ``{uid: space}`` of the shared state (``env.state_spaces``).
+    """
+
+    algorithm = "MAPPO"
+    per_agent_keys = neutral.MAPPO_PER_AGENT_KEYS
+
+    def __init__(
+        self,
+        possible_agents: Sequence[str],
+        models: Mapping[str, Mapping[str, Any]],
+        memories: Optional[Mapping[str, Any]] = None,
+        observation_spaces: Optional[Mapping[str, Any]] = None,
+        action_spaces: Optional[Mapping[str, Any]] = None,
+        device: Optional[Union[str, torch.device]] = None,
+        cfg: Optional[dict] = None,
+        shared_observation_spaces: Optional[Mapping[str, Union[int, Sequence[int], gymnasium.Space]]] = None,
+    ) -> None:
+        self.possible_agents = list(possible_agents) if isinstance(possible_agents, Sequence) else possible_agents
+        self._check_per_agent(shared_observation_spaces, "shared_observation_spaces", "env.state_spaces", True)
+        self.shared_observation_spaces = {uid: shared_observation_spaces[uid] for uid in possible_agents}
+        super().__init__(
+            possible_agents, models, memories, observation_spaces, action_spaces, device, cfg, MAPPO_DEFAULT_CONFIG
+        )
+
+    def _make_learner(self, uid: str, cfg: dict) -> SharedCriticPPO:
+        cfg["random_timesteps"] = 0  # skrl 1.4.3's MAPPO has no random-action branch
+        return learner_class(self.algorithm, uid, SharedCriticPPO)(
+            shared_observation_space=self.shared_observation_spaces[uid],
+            models=self.models[uid],
+            memory=self.memories[uid],
+            observation_space=self.observation_spaces[uid],
+            action_space=self.action_spaces[uid],
+            device=self.device,
+            cfg=cfg,
+        )
+
+    def _store_agent_transition(self, uid: str, *args: Any) -> None:
+        infos = args[7]
+        if not isinstance(infos, Mapping) or "shared_states" not in infos or "shared_next_states" not in infos:
+            raise KeyError(
+                "MAPPO.record_transition: infos has no 'shared_states'/'shared_next_states' (the environment's "
+                "state before and after the step): train with a skrl_like trainer, which adds env.state() there, or "
+                "add them to infos yourself"
+            )
+        self.learners[uid]._pending_shared = (infos["shared_states"], infos["shared_next_states"])
+        super()._store_agent_transition(uid, *args)
+
+
+__all__ = ["MAPPO", "MAPPO_DEFAULT_CONFIG"]
