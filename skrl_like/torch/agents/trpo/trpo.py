@@ -149,7 +149,8 @@ class TRPO(OnPolicyAgent):
 
         # only the value function has an optimizer: the policy moves by the natural-gradient step
         self._value_parameters = list(self.value.parameters())
-        self.value_optimizer = torch.optim.Adam(self._value_parameters, lr=cfg["value_learning_rate"])
+        # fused: one kernel for all parameters instead of a loop of small ops (cheaper for small networks)
+        self.value_optimizer = torch.optim.Adam(self._value_parameters, lr=cfg["value_learning_rate"], fused=True)
         self.checkpoint_modules["value_optimizer"] = self.value_optimizer
         scheduler = cfg["learning_rate_scheduler"]
         self.scheduler = scheduler(self.value_optimizer, **cfg["learning_rate_scheduler_kwargs"]) if scheduler else None
