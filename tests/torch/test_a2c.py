@@ -214,6 +214,43 @@ def test_kl_adaptive_lr_steps_once_per_update_with_the_mean_kl():
     assert rates == pytest.approx([1e-3 / 1.5, 1e-3 / 1.5**2], rel=1e-6)
 
 
+class Shared(CategoricalMixin, DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self, role="policy")
+        DeterministicMixin.__init__(self, role="value")
+        self.body = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh())
+        self.policy_head, self.value_head = nn.Linear(16, self.num_actions), nn.Linear(16, 1)
+
+    def act(self, inputs, role):
+        mixin = CategoricalMixin if role == "policy" else DeterministicMixin
+        return mixin.act(self, inputs, role)
+
+    def compute(self, inputs, role):
+        hidden = self.body(inputs["states"])
+        return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
+
+
+def test_a_model_shared_by_policy_and_value_is_optimised_once_per_step():
+    set_seed(0)
+    env = cartpole()
+    model = Shared(env.observation_space, env.action_space)
+    agent = A2C(
+        models={"policy": model, "value": model},
+        memory=RandomMemory(memory_size=8, num_envs=env.num_envs, device="cpu"),
+        cfg={"rollouts": 8, "mini_batches": 2, "experiment": NO_FILES},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+    )
+    assert len(agent.optimizer.param_groups[0]["params"]) == len(list(model.parameters())) == 6
+    before = [p.detach().clone() for p in model.parameters()]
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 8}).train()
+    assert np.isfinite(float(agent.tracking_data["Loss / Value loss"][0]))
+    # both heads and the body moved: the policy and value losses reached the one optimizer
+    assert all(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
+
+
 # -- checkpoints and determinism --------------------------------------------------------------------------------
 
 
