@@ -140,7 +140,9 @@ def main():
     trainer = trainer_class(env=env, agents=agents, agents_scope=[1] * args.agents, cfg=cfg)
     start = time.perf_counter()
     trainer.train()
-    print(f"{args.trainer} trainer, {args.agents} agent(s), {args.timesteps} steps: {time.perf_counter() - start:.1f} s")
+    print(
+        f"{args.trainer} trainer, {args.agents} agent(s), {args.timesteps} steps: {time.perf_counter() - start:.1f} s"
+    )
 
     for agent in agents if args.episodes > 0 else []:
         eval_env = wrap_env(gym.make("Pendulum-v1"))

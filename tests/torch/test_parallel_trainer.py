@@ -390,3 +390,15 @@ def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_the_parallel_pendulum_example_runs_ddpg_td3_and_sac_in_their_processes(tmp_path):
+    command = [sys.executable, "parallel_pendulum.py", "--timesteps", "120", "--hidden", "16", "--episodes", "1"]
+    command += ["--directory", str(tmp_path)]
+    result = subprocess.run(
+        command, cwd=os.path.join(ROOT, "examples", "torch"), capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "parallel trainer, 3 agent(s), 120 steps" in result.stdout
+    for name in ("DDPG", "TD3", "SAC"):
+        assert f"{name}: mean return" in result.stdout
