@@ -244,9 +244,65 @@ class TrainerCore:
         starts = [sum(counts[:i]) for i in range(len(counts))]
         self._scopes: List[Tuple[int, int]] = [(s, s + c) for s, c in zip(starts, counts)]
 
+    def _is_multi_agent(self) -> bool:
+        """A multi-agent run: a multi-agent (PettingZoo) environment with one ``MultiAgent`` (IPPO, MAPPO).
+
+        :raises ValueError: the environment and the agent(s) do not fit (one is multi-agent, the other not).
+        """
+        env_multi = getattr(self.env, "possible_agents", None) is not None
+        agents_multi = [hasattr(agent, "possible_agents") for agent in self._agent_list]
+        if not env_multi and not any(agents_multi):
+            return False
+        if not env_multi:
+            raise ValueError(
+                f"{type(self._agent_list[agents_multi.index(True)]).__name__} is a multi-agent algorithm, but the "
+                f"environment ({type(self.env).__name__}) is not a multi-agent environment: give it a PettingZoo "
+                "parallel environment wrapped with wrap_env(env, wrapper='pettingzoo'), or use a single-agent "
+                "algorithm (e.g. PPO)"
+            )
+        if len(self._agent_list) != 1 or not agents_multi[0]:
+            raise ValueError(
+                f"The environment is a multi-agent environment (agents {list(self.env.possible_agents)}): train it "
+                "with one multi-agent algorithm (IPPO or MAPPO, built with possible_agents=env.possible_agents), not "
+                f"{', '.join(type(agent).__name__ for agent in self._agent_list)}"
+            )
+        return True
+
+    def _check_multi_agent_spaces(self) -> None:
+        """The MultiAgent has every env agent, with spaces of the env's sizes and memories of its num_envs."""
+        agent = self._agent_list[0]
+        name = type(agent).__name__
+        env_agents = list(self.env.possible_agents)
+        missing = [uid for uid in env_agents if uid not in agent.possible_agents]
+        if missing:
+            raise ValueError(
+                f"{name} has no agent {missing} of the environment (its possible agents are "
+                f"{list(agent.possible_agents)}, the environment's {env_agents}): build it with "
+                "possible_agents=env.possible_agents"
+            )
+        for kind in ("observation", "action"):
+            env_spaces = getattr(self.env, f"{kind}_spaces")
+            agent_spaces = getattr(agent, f"{kind}_spaces")
+            for uid in env_agents:
+                agent_size = compute_space_size(agent_spaces.get(uid))
+                env_size = compute_space_size(env_spaces[uid])
+                if agent_spaces.get(uid) is not None and agent_size != env_size:
+                    raise ValueError(
+                        f"{name}'s agent '{uid}' has an {kind} space of size {agent_size}, but the environment's "
+                        f"agent '{uid}' has size {env_size}: build it with {kind}_spaces=env.{kind}_spaces"
+                    )
+        for uid, memory in (getattr(agent, "memories", None) or {}).items():
+            memory_envs = getattr(memory, "num_envs", None)
+            if memory_envs is not None and memory_envs != self.env.num_envs:
+                raise ValueError(
+                    f"{name}'s memory of agent '{uid}' was created with num_envs={memory_envs}, but the environment "
+                    f"has {self.env.num_envs}: create it with num_envs=env.num_envs"
+                )
+
     def _check_spaces(self) -> None:
         """Each agent's spaces and memory must fit the environment and its scope."""
-        if getattr(self.env, "num_agents", 1) > 1:
+        if self._is_multi_agent():
+            self._check_multi_agent_spaces()
             return
         env_sizes = {
             "observation": compute_space_size(self.env.observation_space),
@@ -291,9 +347,10 @@ class TrainerCore:
             agent.set_running_mode(mode)
 
     def _check_single_agent_env(self) -> None:
-        if getattr(self.env, "num_agents", 1) > 1:
+        if self._is_multi_agent():
             raise NotImplementedError(
-                "Multi-agent environments need a MultiAgent (IPPO/MAPPO), which skrl_like does not provide yet"
+                f"{type(self).__name__}: this method takes single-agent environments; a multi-agent environment is "
+                "trained and evaluated with train() and eval()"
             )
 
     # -- one interaction step, shared by every loop ----------------------------------------------------------
@@ -399,9 +456,63 @@ class TrainerCore:
 
     # -- the two loops a concrete trainer picks from --------------------------------------------------------
 
+    # -- multi-agent environments (per-agent dicts) -----------------------------------------------------------
+
+    def _multi_agent_reset(self) -> Tuple[Any, Any]:
+        with self._no_grad():
+            states, _ = self.env.reset()
+            return states, self.env.state()
+
+    def _multi_agent_step(
+        self, states: Any, shared_states: Any, timestep: int, timesteps: int, evaluate: bool
+    ) -> Tuple[Any, ...]:
+        """One step of a multi-agent env; returns the step's outputs and the states (and shared states) to go on
+        from: the next ones, only of the agents still in the episode, or a reset's when every agent is done."""
+        agent = self._agent_list[0]
+        agent.pre_interaction(timestep=timestep, timesteps=timesteps)
+        with self._no_grad():
+            outputs = agent.act(states, timestep=timestep, timesteps=timesteps)
+            if evaluate and not self.stochastic_evaluation:
+                actions = {uid: outputs[-1][uid].get("mean_actions", outputs[0][uid]) for uid in outputs[-1]}
+            else:
+                actions = outputs[0]
+            next_states, rewards, terminated, truncated, infos = self.env.step(actions)
+            shared_next_states = self.env.state()
+            infos = {**(infos or {}), "shared_states": shared_states, "shared_next_states": shared_next_states}
+            if not self.headless:
+                self.env.render()
+            agent.record_transition(
+                states=states,
+                actions=actions,
+                rewards=rewards,
+                next_states=next_states,
+                terminated=terminated,
+                truncated=truncated,
+                infos=infos,
+                timestep=timestep,
+                timesteps=timesteps,
+            )
+            self._log_environment_info(infos)
+        agent.post_interaction(timestep=timestep, timesteps=timesteps)
+        alive = list(self.env.agents)
+        if not alive:  # PettingZoo empties `agents` when every agent is done
+            following = self._multi_agent_reset()
+        else:  # agents that left the episode early act no more in it
+            following = ({uid: next_states[uid] for uid in alive if uid in next_states}, shared_next_states)
+        return (next_states, rewards, terminated, truncated, infos), following
+
+    def _multi_agent_loop(self, evaluate: bool) -> None:
+        self._set_running_mode("eval" if evaluate else "train")
+        states, shared_states = self._multi_agent_reset()
+        for timestep in self._progress():
+            _, (states, shared_states) = self._multi_agent_step(
+                states, shared_states, timestep, self.timesteps, evaluate
+            )
+
     def _loop(self, evaluate: bool) -> None:
         """The whole run: ``timesteps - initial_timestep`` interaction steps (``SequentialTrainer``)."""
-        self._check_single_agent_env()
+        if self._is_multi_agent():
+            return self._multi_agent_loop(evaluate)
         self._set_running_mode("eval" if evaluate else "train")
         states, _ = self.env.reset()
         for timestep in self._progress():
@@ -410,7 +521,6 @@ class TrainerCore:
 
     def _prepare_stepping(self) -> None:
         """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states."""
-        self._check_single_agent_env()
         self._timestep = 0
         self._progress_bar: Optional[tqdm.tqdm] = None
         self.states = None
@@ -425,6 +535,13 @@ class TrainerCore:
             self._progress_bar = tqdm.tqdm(total=timesteps, disable=self.disable_progressbar, file=sys.stdout)
         self._progress_bar.update(1)
         self._set_running_mode("eval" if evaluate else "train")
+        if self._is_multi_agent():
+            if self.states is None:
+                self.states, self._shared_states = self._multi_agent_reset()
+            outputs, (self.states, self._shared_states) = self._multi_agent_step(
+                self.states, self._shared_states, timestep, timesteps, evaluate
+            )
+            return outputs
         if self.states is None:
             self.states, _ = self.env.reset()
         outputs = self._step(self.states, timestep, timesteps, evaluate)
@@ -484,13 +601,19 @@ class TrainerCore:
         raise NotImplementedError
 
     def single_agent_train(self) -> None:
+        self._check_single_agent_env()
         self._loop(evaluate=False)
 
     def single_agent_eval(self) -> None:
+        self._check_single_agent_env()
         self._loop(evaluate=True)
 
     def multi_agent_train(self) -> None:
-        self._check_single_agent_env()
+        if not self._is_multi_agent():
+            raise ValueError("multi_agent_train needs a multi-agent environment and a multi-agent algorithm")
+        self._multi_agent_loop(evaluate=False)
 
     def multi_agent_eval(self) -> None:
-        self._check_single_agent_env()
+        if not self._is_multi_agent():
+            raise ValueError("multi_agent_eval needs a multi-agent environment and a multi-agent algorithm")
+        self._multi_agent_loop(evaluate=True)
