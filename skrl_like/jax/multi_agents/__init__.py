@@ -1,0 +1,3 @@
+from skrl_like.jax.multi_agents.base import MultiAgent
+
+__all__ = ["MultiAgent"]

@@ -1,0 +1,3 @@
+from skrl_like.jax.multi_agents.mappo.mappo import MAPPO, MAPPO_DEFAULT_CONFIG
+
+__all__ = ["MAPPO", "MAPPO_DEFAULT_CONFIG"]

@@ -1,0 +1,194 @@
+"""Multi-Agent PPO (MAPPO), JAX backend.
+
+Yu et al., "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games", 2022. IPPO with a centralised
+critic: each agent's value model reads the environment's shared state (``env.state()``, passed by the trainer as
+``infos["shared_states"]``/``infos["shared_next_states"]``). Each agent is a :class:`~skrl_like.jax.agents.ppo.PPO`
+learner whose compiled update carries the shared states and their preprocessor's statistics beside PPO's.
+"""
+
+import copy
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+
+from skrl_like.core.multi_agents import ippo as neutral
+from skrl_like.core.spaces import compute_space_size
+from skrl_like.jax.agents.mechanics import FunctionalPreprocessor
+from skrl_like.jax.agents.ppo import PPO
+from skrl_like.jax.multi_agents.base import MultiAgent
+from skrl_like.jax.multi_agents.ippo.ippo import learner_class
+
+MAPPO_DEFAULT_CONFIG = copy.deepcopy(neutral.MAPPO_DEFAULT_CONFIG)  # JAX adds no keys
+
+_SHARED_KEYS = ("shared_state_preprocessor", "shared_state_preprocessor_kwargs")
+
+
+class SharedLearnerState(NamedTuple):
+    """PPO's learner state and the shared-state preprocessor's statistics."""
+
+    policy: Any
+    value: Any
+    policy_optimizer: Any
+    value_optimizer: Any
+    state_preprocessor: Any
+    value_preprocessor: Any
+    learning_rate: jax.Array
+    key: Any
+    shared_state_preprocessor: Any
+
+
+class SharedRollout(NamedTuple):
+    """PPO's rollout and the shared states before and after each step, ``(rollouts, num_envs, size)`` each."""
+
+    states: jax.Array
+    actions: jax.Array
+    rewards: jax.Array
+    next_states: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    shared_states: jax.Array
+    shared_next_states: jax.Array
+
+
+class SharedRolloutBatch(NamedTuple):
+    """PPO's rollout batch and the shared states, one row per sample."""
+
+    states: jax.Array
+    actions: jax.Array
+    log_prob: jax.Array
+    values: jax.Array
+    returns: jax.Array
+    advantages: jax.Array
+    shared_states: jax.Array
+
+
+class SharedCriticPPO(PPO):
+    """PPO whose value model reads the shared states stored beside the rollout (one MAPPO agent)."""
+
+    _rollout_type = SharedRollout
+
+    def __init__(self, shared_observation_space: Any, cfg: dict, **kwargs: Any) -> None:
+        self.shared_observation_space = shared_observation_space
+        shared = {key: cfg.pop(key) for key in _SHARED_KEYS}
+        super().__init__(cfg=cfg, **kwargs)
+        self.cfg.update(shared)
+        self._shared_state_preprocessor = self._build_preprocessor("shared_state_preprocessor")
+        self._shared_functional = FunctionalPreprocessor(self.checkpoint_modules.get("shared_state_preprocessor"))
+        self._pending_shared = None
+
+    def _check_model_spaces(self) -> None:
+        """The policy reads the agent's observations, the value model the shared state."""
+        for role, space in (("policy", self.observation_space), ("value", self.shared_observation_space)):
+            model = self.models.get(role)
+            model_space = getattr(model, "observation_space", None)
+            if model_space is not None and space is not None:
+                if compute_space_size(model_space) != compute_space_size(space):
+                    what = "the observation space" if role == "policy" else "the shared (state) space"
+                    raise ValueError(
+                        f"{type(self).__name__}: the '{role}' model was built for an observation space of size "
+                        f"{compute_space_size(model_space)}, but {what} has size {compute_space_size(space)}: build "
+                        f"it with {'observation_spaces[uid]' if role == 'policy' else 'shared_observation_spaces[uid]'}"
+                    )
+
+    def init(self, trainer_cfg: Optional[Any] = None) -> None:
+        super().init(trainer_cfg)
+        if self.memory is not None:
+            for name in ("shared_states", "shared_next_states"):
+                self.memory.create_tensor(name=name, size=self.shared_observation_space, dtype=jnp.float32)
+
+    def _store_transition(self, **sample: Any) -> None:
+        shared_states, shared_next_states = self._pending_shared
+        super()._store_transition(**sample, shared_states=shared_states, shared_next_states=shared_next_states)
+
+    # -- the compiled update: PPO's, with the shared states beside the states ------------------------------------
+
+    def _rollout_value_inputs(self, learner: Any, rollout: SharedRollout, processed: jax.Array, key: Any) -> dict:
+        shared = rollout.shared_states
+        rows = jnp.concatenate([shared.reshape(-1, shared.shape[-1]), rollout.shared_next_states[-1]])
+        _, processed_shared = self._shared_functional(learner.shared_state_preprocessor, rows)
+        return self._model_inputs(processed_shared, key)
+
+    def _rollout_batch(self, learner: Any, rollout: SharedRollout) -> Tuple[Any, SharedRolloutBatch, jax.Array]:
+        learner, batch, rollout_finite = super()._rollout_batch(learner, rollout)
+        shared = rollout.shared_states.reshape(-1, rollout.shared_states.shape[-1])
+        return learner, SharedRolloutBatch(*batch, shared_states=shared), rollout_finite
+
+    def _preprocess_mini_batch(self, learner: Any, batch: SharedRolloutBatch, train: Any) -> Tuple[Any, Any]:
+        # the shared-state statistics are updated in the first epoch only, as the states'
+        learner, batch = super()._preprocess_mini_batch(learner, batch, train)
+        statistics, shared = self._shared_functional(learner.shared_state_preprocessor, batch.shared_states, train)
+        return learner._replace(shared_state_preprocessor=statistics), batch._replace(shared_states=shared)
+
+    def _value_inputs(self, inputs: dict, batch: SharedRolloutBatch, key: Any) -> dict:
+        return self._model_inputs(batch.shared_states, key)
+
+    def _gather_learner_state(self) -> SharedLearnerState:
+        return SharedLearnerState(*super()._gather_learner_state(), self._shared_functional.state)
+
+    def _commit_learner_state(self, learner: SharedLearnerState) -> None:
+        super()._commit_learner_state(learner)
+        self._shared_functional.state = learner.shared_state_preprocessor
+
+
+class MAPPO(MultiAgent):
+    """Multi-Agent Proximal Policy Optimization (a centralised critic per agent).
+
+    :param possible_agents: the agent names (``env.possible_agents``).
+    :param models: ``{uid: {"policy": ..., "value": ...}}``, with parameters; each value model reads the shared
+        state.
+    :param memories: ``{uid: memory}``, each of ``memory_size == cfg["rollouts"]``.
+    :param observation_spaces: ``{uid: space}`` (``env.observation_spaces``).
+    :param action_spaces: ``{uid: space}`` (``env.action_spaces``).
+    :param device: JAX device for the agents' computations (``None``: the default device).
+    :param cfg: keys of ``MAPPO_DEFAULT_CONFIG``; the per-agent keys may be ``{uid: value}`` dicts.
+    :param shared_observation_spaces: ``{uid: space}`` of the shared state (``env.state_spaces``).
+    """
+
+    algorithm = "MAPPO"
+    per_agent_keys = neutral.MAPPO_PER_AGENT_KEYS
+
+    def __init__(
+        self,
+        possible_agents: Sequence[str],
+        models: Mapping[str, Mapping[str, Any]],
+        memories: Optional[Mapping[str, Any]] = None,
+        observation_spaces: Optional[Mapping[str, Any]] = None,
+        action_spaces: Optional[Mapping[str, Any]] = None,
+        device: Optional[Union[str, jax.Device]] = None,
+        cfg: Optional[dict] = None,
+        shared_observation_spaces: Optional[Mapping[str, Union[int, Sequence[int], gymnasium.Space]]] = None,
+    ) -> None:
+        self.possible_agents = list(possible_agents) if isinstance(possible_agents, Sequence) else possible_agents
+        self._check_per_agent(shared_observation_spaces, "shared_observation_spaces", "env.state_spaces", True)
+        self.shared_observation_spaces = {uid: shared_observation_spaces[uid] for uid in possible_agents}
+        super().__init__(
+            possible_agents, models, memories, observation_spaces, action_spaces, device, cfg, MAPPO_DEFAULT_CONFIG
+        )
+
+    def _make_learner(self, uid: str, cfg: dict) -> SharedCriticPPO:
+        cfg["random_timesteps"] = 0  # skrl 1.4.3's MAPPO has no random-action branch
+        return learner_class(self.algorithm, uid, SharedCriticPPO)(
+            shared_observation_space=self.shared_observation_spaces[uid],
+            models=self.models[uid],
+            memory=self.memories[uid],
+            observation_space=self.observation_spaces[uid],
+            action_space=self.action_spaces[uid],
+            device=self.device,
+            cfg=cfg,
+        )
+
+    def _store_agent_transition(self, uid: str, *args: Any) -> None:
+        infos = args[7]
+        if not isinstance(infos, Mapping) or "shared_states" not in infos or "shared_next_states" not in infos:
+            raise KeyError(
+                "MAPPO.record_transition: infos has no 'shared_states'/'shared_next_states' (the environment's "
+                "state before and after the step): train with a skrl_like trainer, which adds env.state() there, or "
+                "add them to infos yourself"
+            )
+        self.learners[uid]._pending_shared = (infos["shared_states"], infos["shared_next_states"])
+        super()._store_agent_transition(uid, *args)
+
+
+__all__ = ["MAPPO", "MAPPO_DEFAULT_CONFIG"]
