@@ -354,3 +354,44 @@ def check_spaces_fit(algorithm: str, uid: str, kind: str, agent_space: Any, env_
             f"environment's agent '{uid}' has size {compute_space_size(env_space)}: build the agent with "
             f"{kind}_spaces=env.{kind}_spaces"
         )
+
+
+class SharedStatesMixin:
+    """MAPPO's neutral half (mixed before a backend's ``MultiAgent``): the shared observation spaces, and each
+    agent's shared states before and after the step (``infos["shared_states"]``/``["shared_next_states"]``, added
+    by the trainer) handed to its learner with the transition."""
+
+    def _set_shared_observation_spaces(self, possible_agents: Sequence[str], spaces: Any) -> None:
+        self.possible_agents = list(possible_agents) if isinstance(possible_agents, Sequence) else possible_agents
+        self._check_per_agent(spaces, "shared_observation_spaces", "env.state_spaces", True)
+        self.shared_observation_spaces = {uid: spaces[uid] for uid in self.possible_agents}
+
+    def _store_agent_transition(self, uid: str, *args: Any) -> None:
+        infos = args[7]
+        if not isinstance(infos, Mapping) or "shared_states" not in infos or "shared_next_states" not in infos:
+            raise KeyError(
+                f"{self.algorithm}.record_transition: infos has no 'shared_states'/'shared_next_states' (the "
+                "environment's state before and after the step): train with a skrl_like trainer, which adds "
+                "env.state() there, or add them to infos yourself"
+            )
+        self.learners[uid]._pending_shared = (infos["shared_states"], infos["shared_next_states"])
+        super()._store_agent_transition(uid, *args)
+
+
+def check_shared_critic_spaces(learner: Any) -> None:
+    """A MAPPO learner's policy reads the agent's observations and its value model the shared state."""
+    for role, space in (("policy", learner.observation_space), ("value", learner.shared_observation_space)):
+        model_space = getattr(learner.models.get(role), "observation_space", None)
+        if model_space is None or space is None:
+            continue
+        if compute_space_size(model_space) != compute_space_size(space):
+            what, argument = (
+                ("the observation space", "observation_spaces[uid]")
+                if role == "policy"
+                else ("the shared (state) space", "shared_observation_spaces[uid]")
+            )
+            raise ValueError(
+                f"{type(learner).__name__}: the '{role}' model was built for an observation space of size "
+                f"{compute_space_size(model_space)}, but {what} has size {compute_space_size(space)}: build it with "
+                f"{argument}"
+            )

@@ -13,7 +13,7 @@ import torch
 
 from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.multi_agents import ippo as neutral
-from skrl_like.core.spaces import compute_space_size
+from skrl_like.core.multi_agents.base import SharedStatesMixin, check_shared_critic_spaces
 from skrl_like.torch.agents.ppo import PPO
 from skrl_like.torch.multi_agents.base import MultiAgent
 from skrl_like.torch.multi_agents.ippo.ippo import learner_class
@@ -39,17 +39,7 @@ class SharedCriticPPO(PPO):
 
     def _check_model_spaces(self) -> None:
         """The policy reads the agent's observations, the value model the shared state."""
-        for role, space in (("policy", self.observation_space), ("value", self.shared_observation_space)):
-            model = self.models.get(role)
-            model_space = getattr(model, "observation_space", None)
-            if model_space is not None and space is not None:
-                if compute_space_size(model_space) != compute_space_size(space):
-                    what = "the observation space" if role == "policy" else "the shared (state) space"
-                    raise ValueError(
-                        f"{type(self).__name__}: the '{role}' model was built for an observation space of size "
-                        f"{compute_space_size(model_space)}, but {what} has size {compute_space_size(space)}: build "
-                        f"it with {'observation_spaces[uid]' if role == 'policy' else 'shared_observation_spaces[uid]'}"
-                    )
+        check_shared_critic_spaces(self)
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         super().init(trainer_cfg)
@@ -79,7 +69,7 @@ class SharedCriticPPO(PPO):
         return self._model_inputs(self._shared_state_preprocessor(self._shared_rows[batch], train=not epoch))
 
 
-class MAPPO(MultiAgent):
+class MAPPO(SharedStatesMixin, MultiAgent):
     """Multi-Agent Proximal Policy Optimization (a centralised critic per agent).
 
     :param possible_agents: the agent names (``env.possible_agents``).
@@ -106,9 +96,7 @@ class MAPPO(MultiAgent):
         cfg: Optional[dict] = None,
         shared_observation_spaces: Optional[Mapping[str, Union[int, Sequence[int], gymnasium.Space]]] = None,
     ) -> None:
-        self.possible_agents = list(possible_agents) if isinstance(possible_agents, Sequence) else possible_agents
-        self._check_per_agent(shared_observation_spaces, "shared_observation_spaces", "env.state_spaces", True)
-        self.shared_observation_spaces = {uid: shared_observation_spaces[uid] for uid in possible_agents}
+        self._set_shared_observation_spaces(possible_agents, shared_observation_spaces)
         super().__init__(
             possible_agents, models, memories, observation_spaces, action_spaces, device, cfg, MAPPO_DEFAULT_CONFIG
         )
@@ -124,17 +112,6 @@ class MAPPO(MultiAgent):
             device=self.device,
             cfg=cfg,
         )
-
-    def _store_agent_transition(self, uid: str, *args: Any) -> None:
-        infos = args[7]
-        if not isinstance(infos, Mapping) or "shared_states" not in infos or "shared_next_states" not in infos:
-            raise KeyError(
-                "MAPPO.record_transition: infos has no 'shared_states'/'shared_next_states' (the environment's "
-                "state before and after the step): train with a skrl_like trainer, which adds env.state() there, or "
-                "add them to infos yourself"
-            )
-        self.learners[uid]._pending_shared = (infos["shared_states"], infos["shared_next_states"])
-        super()._store_agent_transition(uid, *args)
 
 
 __all__ = ["MAPPO", "MAPPO_DEFAULT_CONFIG"]
