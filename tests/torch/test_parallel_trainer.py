@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import gymnasium
@@ -42,8 +43,8 @@ class DriftEnv:
     """A deterministic auto-resetting vector env: env ``k`` (counted from ``first``) starts at ``0.1 (k + 1)``, moves
     by ``0.1 * action``, earns ``-position**2`` and ends every ``k + 3`` steps. A slice of it is a ``DriftEnv`` too."""
 
-    def __init__(self, num_envs=4, first=0, interrupt_at=None):
-        self.num_envs, self.first, self.interrupt_at = num_envs, first, interrupt_at
+    def __init__(self, num_envs=4, first=0, interrupt_at=None, pause_at=None):
+        self.num_envs, self.first, self.interrupt_at, self.pause_at = num_envs, first, interrupt_at, pause_at
         self.num_agents = 1
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (1,))
         self.action_space = gymnasium.spaces.Box(-1, 1, (1,))
@@ -59,6 +60,8 @@ class DriftEnv:
     def step(self, actions):
         if self.interrupt_at is not None and self.steps == self.interrupt_at:
             raise KeyboardInterrupt  # what Ctrl-C raises in the main process
+        if self.steps == self.pause_at:
+            time.sleep(1.0)
         self.steps += 1
         self.received_actions.append(actions.clone())
         self.position = self.position + 0.1 * actions.clamp(-1, 1)
@@ -82,10 +85,10 @@ class LoggingAgent(Agent):
     """Acts with ``+1`` (sampled) and ``-1`` (mean); appends every hook call to a JSON-lines file (it runs in
     another process); raises at ``fail_at`` or kills its own process at ``die_at``."""
 
-    def __init__(self, path, fail_at=None, die_at=None, experiment=None):
+    def __init__(self, path, fail_at=None, die_at=None, die_idle_after=None, experiment=None):
         cfg = {"experiment": experiment} if experiment else NO_FILES
         super().__init__(models={}, memory=None, observation_space=None, action_space=None, device="cpu", cfg=cfg)
-        self.path, self.fail_at, self.die_at = str(path), fail_at, die_at
+        self.path, self.fail_at, self.die_at, self.die_idle_after = str(path), fail_at, die_at, die_idle_after
 
     def _log(self, *entry):
         with open(self.path, "a") as file:
@@ -118,6 +121,8 @@ class LoggingAgent(Agent):
 
     def post_interaction(self, timestep, timesteps):
         self._log("post_interaction", timestep, self.training)
+        if timestep == self.die_idle_after:  # killed a moment later, while it waits for the next command
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGKILL)).start()
         super().post_interaction(timestep, timesteps)
 
 
@@ -301,19 +306,31 @@ def test_an_agent_that_raises_stops_every_process_and_its_error_is_reraised_with
         ParallelTrainer(env=env, agents=agents, cfg={**CFG, "timesteps": 50}).train()
     assert time.monotonic() - begin < 60
     assert "in act" in str(raised.value.__cause__) and "raise ValueError" in str(raised.value.__cause__)
-    assert any("agent 1 (LoggingAgent" in note and "timestep 3" in note for note in raised.value.__notes__)
+    failed_pid = read_log(tmp_path / "b.jsonl")[0][-1]
+    assert raised.value.__notes__ == [
+        f"Raised in the process of agent 1 (LoggingAgent, process {failed_pid}) at timestep 3 (pre_interaction/act); "
+        "its traceback is shown above"
+    ]
     assert len(env.received_actions) == 3  # steps 0..2 ran; nothing after the failure
     pids = {entry[-1] for entry in read_log(tmp_path / "a.jsonl") + read_log(tmp_path / "b.jsonl")}
     assert_all_gone(pids)
 
 
-def test_an_agent_process_killed_without_raising_is_detected_at_once(tmp_path):
-    env = DriftEnv(num_envs=2)
-    agents = [LoggingAgent(tmp_path / "a.jsonl"), LoggingAgent(tmp_path / "b.jsonl", die_at=2)]
+@pytest.mark.parametrize("when", ["acting", "idle"])
+def test_an_agent_process_killed_without_raising_is_detected_at_once(tmp_path, when):
+    # "idle": it dies after its post_interaction of step 2, while the main process spends a second in env.step
+    env = DriftEnv(num_envs=2, pause_at=3)
+    kill = {"die_at": 2} if when == "acting" else {"die_idle_after": 2}
+    agents = [LoggingAgent(tmp_path / "a.jsonl"), LoggingAgent(tmp_path / "b.jsonl", **kill)]
     trainer = ParallelTrainer(env=env, agents=agents, cfg={**CFG, "timesteps": 50})
-    with pytest.raises(RuntimeError, match=r"agent 1 \(LoggingAgent.*timestep 2.*died.*exit code -9") as raised:
+    # it died during a command that held two halves of steps; the message names both
+    expected = "timestep 1 .record_transition/post_interaction. or 2 .pre_interaction/act."
+    if when == "idle":
+        expected = "timestep 3 .record_transition/post_interaction. or 4 .pre_interaction/act."
+    begin = time.monotonic()
+    with pytest.raises(RuntimeError, match=rf"agent 1 \(LoggingAgent.*{expected}.*died.*exit code -9"):
         trainer.train()
-    assert raised.value is not None
+    assert time.monotonic() - begin < 60
     pids = {entry[-1] for entry in read_log(tmp_path / "a.jsonl") + read_log(tmp_path / "b.jsonl")}
     assert_all_gone(pids)
 

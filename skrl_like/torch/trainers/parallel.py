@@ -175,6 +175,7 @@ def _agent_process(index: int, connection: Connection) -> None:
     """Body of agent process ``index``: set up, then answer the main process's commands until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the main process, which stops us
     agent = None
+    where = "at start-up"  # reported with an exception
     try:
         command, setup = _receive(connection)
         agent = setup["agent"]
@@ -198,6 +199,7 @@ def _agent_process(index: int, connection: Connection) -> None:
             buffers.update(message["buffers"])
             timesteps = message["timesteps"]
             if message["record"] is not None:  # the second half of the last step
+                where = f"at timestep {message['record']['timestep']} (record_transition/post_interaction)"
                 step = [buffers[name].clone() for name in ("next_states", "rewards", "terminated", "truncated")]
                 infos = pickle.loads(message["record"]["infos"])
                 side._after_env_step(states, actions, *step, infos, message["record"]["timestep"], timesteps)
@@ -205,6 +207,7 @@ def _agent_process(index: int, connection: Connection) -> None:
                 connection.send(("ok", None))
                 continue
             # the first half of the next step
+            where = f"at timestep {message['act']['timestep']} (pre_interaction/act)"
             states = buffers["states"].clone()  # the agent may keep it; the buffer is rewritten next step
             actions = side._before_env_step(states, message["act"]["timestep"], timesteps, message["act"]["evaluate"])
             if "actions" in buffers:
@@ -223,7 +226,7 @@ def _agent_process(index: int, connection: Connection) -> None:
         except Exception:
             pickled = None
         try:
-            connection.send(("error", (pickled, text)))
+            connection.send(("error", (pickled, text, where)))
         except (OSError, EOFError):
             pass
     finally:
@@ -245,13 +248,12 @@ class _AgentProcesses:
         self.connections: List[Connection] = []
         self.buffers: List[Dict[str, torch.Tensor]] = [{} for _ in agents]
         self.unsent: List[Dict[str, torch.Tensor]] = [{} for _ in agents]
-        self.timestep: Optional[int] = None
-        self.phase = "start-up"
+        self.command = "at start-up"  # what the last command asked, for a process that dies without a word
 
     def start(self, cfg: Dict[str, Any], evaluate: bool) -> None:
         random_state = _random_state(self.devices)
         num_threads = max(1, torch.get_num_threads() // len(self.agents))
-        for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
+        for index in range(len(self.agents)):
             parent_end, child_end = self.context.Pipe()
             process = self.context.Process(
                 target=_agent_process, args=(index, child_end), daemon=True, name=f"skrl_like-agent-{index}"
@@ -260,12 +262,20 @@ class _AgentProcesses:
             child_end.close()
             self.processes.append(process)
             self.connections.append(parent_end)
-            # the agent travels through the pipe (torch's pickler): its parameters become shared memory
+        # sent once every process is starting (a large agent may fill the pipe until its process reads it); the agent
+        # travels through torch's pickler, so its parameters and buffers become shared memory
+        for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
             setup = {"agent": agent, "cfg": cfg, "evaluate": evaluate, "num_envs": end - start}
-            parent_end.send(("setup", {**setup, "random_state": random_state, "num_threads": num_threads}))
+            self._send(index, ("setup", {**setup, "random_state": random_state, "num_threads": num_threads}))
         self._gather()
         for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
             logger.info(f"Agent process {index}: {type(agent).__name__} on {self.devices[index]}, scope {start}:{end}")
+
+    def _send(self, index: int, message: Any) -> None:
+        try:
+            self.connections[index].send(message)
+        except (BrokenPipeError, ConnectionResetError):  # it died (while idle, or before reading its agent)
+            self._raise_died(index)
 
     def _new_buffer(self, index: int, like: torch.Tensor) -> torch.Tensor:
         buffer = torch.zeros(like.shape, dtype=like.dtype, device=self.devices[index])
@@ -294,9 +304,10 @@ class _AgentProcesses:
         One round trip per timestep, not two: nothing happens in the main process between an agent's
         ``post_interaction`` of one step and its ``pre_interaction`` of the next but the reset handling, done
         before this call."""
-        self.timestep = (act or record)["timestep"]
-        self.phase = "record_transition/post_interaction" if record is not None else "pre_interaction/act"
-        for index, connection in enumerate(self.connections):
+        halves = [f"{record['timestep']} (record_transition/post_interaction)"] if record is not None else []
+        halves += [f"{act['timestep']} (pre_interaction/act)"] if act is not None else []
+        self.command = "at timestep " + " or ".join(halves)
+        for index in range(len(self.connections)):
             message: Dict[str, Any] = {"timesteps": timesteps, "record": None, "act": None}
             if record is not None:
                 self._write(
@@ -310,11 +321,10 @@ class _AgentProcesses:
                 self._write(index, {"states": act["states"]})
                 message["act"] = {"timestep": act["timestep"], "evaluate": act["evaluate"]}
             message["buffers"] = self._take(index)
-            connection.send(("step", message))
+            self._send(index, ("step", message))
         replies = self._gather()
         if act is None:
             return None
-        self.phase = "pre_interaction/act"
         device = act["states"].device
         actions = []
         for index, (kind, payload) in enumerate(replies):
@@ -352,13 +362,11 @@ class _AgentProcesses:
                     self._raise_died(index)
         return [replies[index] for index in range(len(self.processes))]
 
-    def _where(self, index: int) -> str:
-        agent = self.agents[index]
-        at = "at start-up" if self.timestep is None else f"at timestep {self.timestep} ({self.phase})"
-        return f"agent {index} ({type(agent).__name__}, process {self.processes[index].pid}) {at}"
+    def _where(self, index: int, at: str) -> str:
+        return f"agent {index} ({type(self.agents[index]).__name__}, process {self.processes[index].pid}) {at}"
 
-    def _raise_error(self, index: int, pickled: Optional[bytes], text: str) -> None:
-        where = self._where(index)
+    def _raise_error(self, index: int, pickled: Optional[bytes], text: str, at: str) -> None:
+        where = self._where(index, at)
         self.stop()
         if pickled is not None:
             error = pickle.loads(pickled)
@@ -369,7 +377,7 @@ class _AgentProcesses:
     def _raise_died(self, index: int) -> None:
         process = self.processes[index]
         process.join(timeout=1.0)
-        where = self._where(index)
+        where = self._where(index, self.command)
         self.stop()
         raise RuntimeError(
             f"The process of {where} died without reporting an error (exit code {process.exitcode}; a negative code "
