@@ -279,7 +279,9 @@ def test_trpo_learns_pendulum():
     set_seed(42)
     env = pendulum(4)
     env._env.reset(seed=42)
-    trainer = SequentialTrainer(env=env, agents=make_agent(env, experiment=NO_FILES), cfg={**QUIET, "timesteps": 5000})
+    trainer = SequentialTrainer(
+        env=env, agents=make_agent(env, rollouts=256, experiment=NO_FILES), cfg={**QUIET, "timesteps": 5000}
+    )
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=8)
     # untrained policies score about -1200 (-1000..-1600)

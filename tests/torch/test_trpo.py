@@ -401,7 +401,7 @@ def test_trpo_learns_pendulum():
     set_seed(42)
     env = pendulum(4)
     env._env.reset(seed=42)
-    agent = make_agent(env, experiment=NO_FILES)
+    agent = make_agent(env, rollouts=256, experiment=NO_FILES)  # more updates in a short run
     trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6000})
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=8)
