@@ -48,7 +48,7 @@ class Value(DeterministicMixin, Model):
         return mlp(inputs["states"], 1, head_gain=1.0), {}
 
 
-def make_agent(env, rollouts=16, experiment=None):
+def make_agent(env, rollouts=8, experiment=None):
     """A2C with the hyperparameters this repository benchmarks (docs/agents/a2c.md); same as the torch example."""
     cfg = {
         **A2C_DEFAULT_CONFIG,

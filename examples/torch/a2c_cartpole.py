@@ -50,7 +50,7 @@ class Value(DeterministicMixin, Model):
         return self.net(inputs["states"]), {}
 
 
-def make_agent(env, rollouts=16, experiment=None):
+def make_agent(env, rollouts=8, experiment=None):
     """A2C with the hyperparameters this repository benchmarks (docs/agents/a2c.md)."""
     cfg = {
         **A2C_DEFAULT_CONFIG,
