@@ -419,3 +419,14 @@ def test_the_parallel_pendulum_example_runs_ddpg_td3_and_sac_in_their_processes(
     assert "parallel trainer, 3 agent(s), 120 steps" in result.stdout
     for name in ("DDPG", "TD3", "SAC"):
         assert f"{name}: mean return" in result.stdout
+
+
+def test_a_multi_agent_algorithm_on_a_pettingzoo_env_runs_the_sequential_multi_agent_loop():
+    from tests.torch.test_ippo import make_env_and_agent  # IPPO on a tiny PettingZoo env with 3-step episodes
+
+    env, agent = make_env_and_agent()
+    seen = []
+    record = agent.record_transition
+    agent.record_transition = lambda **kwargs: (seen.append(kwargs), record(**kwargs))
+    ParallelTrainer(env=env, agents=agent, cfg={**CFG, "timesteps": 8}).train()
+    assert [float(step["infos"]["shared_states"][0, 0]) for step in seen] == [0, 1, 2, 0, 1, 2, 0, 1]
