@@ -286,3 +286,30 @@ def test_trpo_learns_pendulum():
     returns = trainer.evaluate_episodes(num_episodes=8)
     # untrained policies score about -1200 (-1000..-1600)
     assert np.mean(returns) >= -800, returns
+
+
+def test_nan_rewards_stop_the_update_naming_them():
+    env = pendulum(2)
+    agent = make_trpo(
+        rollouts=4,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        rewards_shaper=lambda rewards, timestep, timesteps: rewards * np.nan,
+    )
+    with pytest.raises(FloatingPointError, match="rollout's rewards contain NaN/inf"):
+        SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+
+
+def test_a_value_step_that_overflows_is_named_and_nothing_is_committed():
+    env = pendulum(2)
+    agent = make_trpo(
+        rollouts=4, observation_space=env.observation_space, action_space=env.action_space, value_learning_rate=1e30
+    )
+    policy_before = jax.tree_util.tree_leaves(agent.policy.state_dict.params)
+    with pytest.raises(
+        FloatingPointError,
+        match=r"TRPO update .*the (value loss|parameters after the optimizer step) of mini-batch [01] \(epoch 0\)",
+    ):
+        SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4}).train()
+    for before, after in zip(policy_before, jax.tree_util.tree_leaves(agent.policy.state_dict.params)):
+        np.testing.assert_array_equal(before, after)

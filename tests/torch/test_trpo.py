@@ -407,3 +407,13 @@ def test_trpo_learns_pendulum():
     returns = trainer.evaluate_episodes(num_episodes=8)
     # untrained policies score about -1200 (-1000..-1600)
     assert np.mean(returns) >= -800, returns
+
+
+def test_a_value_step_that_overflows_is_named():
+    agent = make_trpo(value_learning_rate=1e30)
+    record_rollout(agent, np.random.default_rng(0))
+    with pytest.raises(
+        FloatingPointError,
+        match=r"TRPO update .*the (value loss|parameters after the optimizer step) of mini-batch [01] \(epoch 0\)",
+    ):
+        agent._update(timestep=7, timesteps=8)
