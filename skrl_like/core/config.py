@@ -5,6 +5,8 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from skrl_like import logger
+
 # sub-dicts whose keys are validated against the default's keys (others, like *_kwargs, are free-form)
 _VALIDATED_SUBDICTS = ("experiment", "exploration")
 
@@ -23,12 +25,17 @@ def _copy_dicts(value: Any) -> Any:
     return value
 
 
-def merge_config(default: Mapping, user: Optional[Mapping], where: str) -> dict:
+def merge_config(
+    default: Mapping, user: Optional[Mapping], where: str, ignored: Optional[Mapping[str, str]] = None
+) -> dict:
     """Return a copy of ``default`` updated with ``user`` (a shallow update, as in skrl).
 
     :param default: the ``*_DEFAULT_CONFIG`` dict (never modified).
     :param user: the user's cfg, or ``None``.
     :param where: what the cfg configures, used in error messages (e.g. ``"PPO cfg"``).
+    :param ignored: keys that skrl 1.4.3's own published examples set although its agent never reads them, each
+        with what to set instead: they are dropped with a warning (refusing them would break those scripts,
+        honouring them would change skrl's numbers).
     :raises ValueError: a top-level key, or a key of ``experiment``/``exploration``, is unknown.
     :raises TypeError: ``user`` is not a mapping.
     """
@@ -38,6 +45,12 @@ def merge_config(default: Mapping, user: Optional[Mapping], where: str) -> dict:
         raise TypeError(f"{where} must be a dict, got {type(user).__name__}")
     merged = _copy_dicts(dict(default))
     for key, value in user.items():
+        if ignored and key in ignored and key not in default:
+            logger.warning(
+                f"{where}[{key!r}] = {value!r} is not a key of this agent and is ignored, as in skrl "
+                f"1.4.3: {ignored[key]}"
+            )
+            continue
         if key not in default:
             raise _unknown_key_error(key, default.keys(), where)
         if key in _VALIDATED_SUBDICTS and isinstance(default[key], Mapping):

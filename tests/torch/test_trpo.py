@@ -382,6 +382,16 @@ def test_unknown_and_out_of_range_config_values_are_rejected():
         make_trpo(max_kl_divergence=0.0)
 
 
+def test_skrl_examples_learning_rate_key_is_ignored_with_a_warning(caplog):
+    """skrl 1.4.3's published Pendulum TRPO script sets cfg["learning_rate"], which its TRPO never reads: the script
+    runs here too, with a warning naming what to set instead, and the value learning rate keeps its value."""
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        agent = make_trpo(learning_rate=0.5, value_learning_rate=2e-3)
+    assert "'learning_rate'" in caplog.text and "value_learning_rate" in caplog.text
+    assert "learning_rate" not in agent.cfg
+    assert agent.value_optimizer.param_groups[0]["lr"] == 2e-3
+
+
 def test_nan_rewards_stop_the_update_naming_them():
     agent = make_trpo()
     record_rollout(agent, np.random.default_rng(0))

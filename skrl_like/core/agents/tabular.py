@@ -1,19 +1,19 @@
 """What Q-learning and SARSA share and what holds no tensors: their configuration (the same five keys and defaults
-for both), the checks made at construction (Discrete spaces, the Q-table's shape), and skrl's ignored ``alpha`` key.
+for both), the checks made at construction (Discrete spaces, the Q-table's shape), and skrl's ignored ``alpha`` key
+(``IGNORED_KEYS``, for ``merge_config``).
 
 Each function is called explicitly from the torch agents' base (:mod:`skrl_like.torch.agents.tabular`).
 """
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Sequence
 
 import gymnasium
 
-from skrl_like import logger
 from skrl_like.core.agents.config import experiment_defaults
 
 #: keys that skrl 1.4.3's published tabular examples set although its agents never read them: skrl_like warns and
 #: drops them (refusing them would break those scripts; honouring them would change skrl's numbers)
-IGNORED_KEYS = {"alpha": "the step size is cfg['learning_rate']"}
+IGNORED_KEYS = {"alpha": "the step size is cfg['learning_rate']: set it instead"}
 
 
 def default_config() -> dict:
@@ -32,19 +32,6 @@ def default_config() -> dict:
         "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
     }
     # fmt: on
-
-
-def drop_ignored_keys(algorithm: str, cfg: Optional[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
-    """``cfg`` without the keys skrl's tabular agents ignore (a warning names each); the user's dict is not changed."""
-    if not isinstance(cfg, Mapping) or not any(key in cfg for key in IGNORED_KEYS):
-        return cfg
-    for key, note in IGNORED_KEYS.items():
-        if key in cfg:
-            logger.warning(
-                f"{algorithm} cfg[{key!r}] = {cfg[key]!r} is not a {algorithm} key and is ignored, as in skrl 1.4.3 "
-                f"({note}, now {cfg.get('learning_rate', 'the default')}): set 'learning_rate' instead"
-            )
-    return {key: value for key, value in cfg.items() if key not in IGNORED_KEYS}
 
 
 def check_spaces(algorithm: str, observation_space: Any, action_space: Any) -> None:

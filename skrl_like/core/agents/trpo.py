@@ -4,6 +4,12 @@
 from skrl_like.core.agents.config import experiment_defaults
 
 # fmt: off
+#: keys that skrl 1.4.3's published TRPO example sets although TRPO never reads them (see ``merge_config``)
+IGNORED_KEYS = {
+    "learning_rate": "the value function learns at cfg['value_learning_rate'] and the policy step is sized by "
+    "cfg['max_kl_divergence']: set those instead",
+}
+
 TRPO_DEFAULT_CONFIG = {
     "rollouts": 16,                 # number of rollouts before updating
     "learning_epochs": 8,           # number of learning epochs during each update (value function)

@@ -57,7 +57,7 @@ class TabularAgent(Agent):
         cfg: Optional[dict] = None,
     ) -> None:
         name = type(self).__name__
-        cfg = merge_config(self._default_config, neutral.drop_ignored_keys(name, cfg), f"{name} cfg")
+        cfg = merge_config(self._default_config, cfg, f"{name} cfg", ignored=neutral.IGNORED_KEYS)
         check_config(cfg, f"{name} cfg")
         neutral.check_spaces(name, observation_space, action_space)
         super().__init__(models, memory, observation_space, action_space, device, cfg)

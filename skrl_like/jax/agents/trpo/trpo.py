@@ -25,7 +25,7 @@ from skrl_like.core.agents.checks import (
     step_flag_names,
 )
 from skrl_like.core.agents.config import check_config
-from skrl_like.core.agents.trpo import TRPO_DEFAULT_CONFIG, check_trpo_models  # JAX adds no keys
+from skrl_like.core.agents.trpo import IGNORED_KEYS, TRPO_DEFAULT_CONFIG, check_trpo_models  # JAX adds no keys
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import LearnerState, Losses, OnPolicyAgent, Rollout
@@ -151,7 +151,7 @@ class TRPO(OnPolicyAgent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg")
+        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg", ignored=IGNORED_KEYS)
         check_config(cfg, "TRPO cfg")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         check_trpo_models(self.models, GaussianMixin)

@@ -21,7 +21,7 @@ from skrl_like.core.agents import trpo as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, non_finite_note, step_flag_names
 from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.schedule import mini_batch_slices
-from skrl_like.core.agents.trpo import check_trpo_models
+from skrl_like.core.agents.trpo import IGNORED_KEYS, check_trpo_models
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
 from skrl_like.torch.agents.on_policy import OnPolicyAgent
@@ -139,7 +139,7 @@ class TRPO(OnPolicyAgent):
         device: Optional[Union[str, torch.device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg")
+        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg", ignored=IGNORED_KEYS)
         check_config(cfg, "TRPO cfg")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         check_trpo_models(self.models, GaussianMixin)
