@@ -1,7 +1,7 @@
 """Train RPO on Pendulum-v1 (4 sync vector envs) with the JAX backend, then evaluate with exploration off.
 
 The mirror of examples/torch/rpo_pendulum.py: the policy perturbs its mean action by U(-alpha, alpha), drawn with
-``inputs["key"]`` (a fresh key for every acting step and every mini-batch of the update).
+``inputs["key"]`` (a fresh key for every acting step and every mini-batch of the update); the same hyperparameters.
 Run: python examples/jax/rpo_pendulum.py [--timesteps 400000] [--seed 42]
 """
 
@@ -21,7 +21,6 @@ from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
-from skrl_like.jax.resources.schedulers import KLAdaptiveLR
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -29,7 +28,7 @@ from skrl_like.utils import set_seed
 class Policy(GaussianMixin, Model):
     def __init__(self, observation_space, action_space, device=None, **kwargs):
         Model.__init__(self, observation_space, action_space, device, **kwargs)
-        GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-20, max_log_std=2)
+        GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-1.0, max_log_std=2)
 
     @nn.compact
     def __call__(self, inputs, role):
@@ -65,9 +64,10 @@ def make_agent(env, rollouts=1024, experiment=None):
         "mini_batches": 32,
         "discount_factor": 0.9,
         "lambda": 0.95,
-        "learning_rate": 1e-3,
-        "learning_rate_scheduler": KLAdaptiveLR,
-        "learning_rate_scheduler_kwargs": {"kl_threshold": 0.008},
+        # no KLAdaptiveLR: the perturbation alone puts the KL between the update's and the rollout's (independently
+        # perturbed) policies above any small threshold, which would shrink the rate to its minimum
+        "learning_rate": 3e-4,
+        "learning_rate_scheduler": None,
         "grad_norm_clip": 0.5,
         "ratio_clip": 0.2,
         "value_clip": 0.2,

@@ -2,8 +2,9 @@
 
 RPO is PPO whose policy perturbs its mean action by U(-alpha, alpha), alpha read from ``inputs["alpha"]`` (the agent
 passes ``cfg["alpha"]`` to every model call). The hyperparameters are those of examples/torch/ppo_pendulum.py (skrl's
-Pendulum PPO example: rollouts 1024, 10 epochs x 32 mini-batches, KLAdaptiveLR, standardised states and values)
-plus alpha 0.5, RPO's default.
+Pendulum PPO example: rollouts 1024, 10 epochs x 32 mini-batches, standardised states and values) with alpha 0.5,
+RPO's default, except: a constant learning rate of 3e-4 instead of KLAdaptiveLR, and the policy's log standard
+deviation kept >= -1 (a tiny standard deviation with perturbed means overflows the probability ratio).
 Run: python examples/torch/rpo_pendulum.py [--timesteps 400000] [--seed 42]
 """
 
@@ -22,7 +23,6 @@ from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import DeterministicMixin, GaussianMixin, Model
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler
-from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -30,7 +30,7 @@ from skrl_like.utils import set_seed
 class Policy(GaussianMixin, Model):
     def __init__(self, observation_space, action_space, device):
         Model.__init__(self, observation_space, action_space, device)
-        GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-20, max_log_std=2)
+        GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-1.0, max_log_std=2)
         self.net = nn.Sequential(
             nn.Linear(self.num_observations, 64),
             nn.ReLU(),
@@ -67,9 +67,10 @@ def make_agent(env, rollouts=1024, experiment=None):
         "mini_batches": 32,
         "discount_factor": 0.9,
         "lambda": 0.95,
-        "learning_rate": 1e-3,
-        "learning_rate_scheduler": KLAdaptiveLR,
-        "learning_rate_scheduler_kwargs": {"kl_threshold": 0.008},
+        # no KLAdaptiveLR: the perturbation alone puts the KL between the update's and the rollout's (independently
+        # perturbed) policies above any small threshold, which would shrink the rate to its minimum
+        "learning_rate": 3e-4,
+        "learning_rate_scheduler": None,
         "grad_norm_clip": 0.5,
         "ratio_clip": 0.2,
         "value_clip": 0.2,
