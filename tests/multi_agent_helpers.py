@@ -32,10 +32,11 @@ def adam_first_step(parameter, gradient, lr, eps=1e-8):
     return parameter - lr * gradient / (np.abs(gradient) + eps)
 
 
-def reference_update(uid, lr, gamma=0.99, lam=0.95, shared=False, clip_values=None):
+def reference_update(uid, lr, gamma=0.99, lam=0.95, shared=False, clip_values=None, entropy_scale=0.0, policy=None):
     """One PPO update (1 epoch, 1 mini-batch of the 2 samples, no gradient clipping, no entropy) of agent ``uid``
-    computed by hand: ``(value_loss, (W, b), (w, c))`` after the step. ``shared``: the value reads SHARED."""
-    W, b = POLICY[uid]
+    computed by hand: ``(value_loss, (W, b), (w, c))`` after the step. ``shared``: the value reads SHARED;
+    ``entropy_scale``: the loss adds ``-entropy_scale * mean(H)``; ``policy``: ``(W, b)`` instead of POLICY's."""
+    W, b = POLICY[uid] if policy is None else policy
     w, c = (SHARED_VALUE if shared else VALUE)[uid]
     obs = OBS[uid].astype(np.float64)
     x = SHARED.astype(np.float64) if shared else obs
@@ -53,6 +54,11 @@ def reference_update(uid, lr, gamma=0.99, lam=0.95, shared=False, clip_values=No
     score = one_hot - probabilities  # d log pi / d logits
     grad_W = -np.mean(normalised[:, None, None] * score[:, :, None] * obs[:2, None, :], axis=0)
     grad_b = -np.mean(normalised[:, None] * score, axis=0)
+    # entropy bonus: dH/dlogit_j = -p_j (log p_j + H)
+    entropy = -np.sum(probabilities * np.log(probabilities), axis=1)
+    d_entropy = -probabilities * (np.log(probabilities) + entropy[:, None])
+    grad_W -= entropy_scale * np.mean(d_entropy[:, :, None] * obs[:2, None, :], axis=0)
+    grad_b -= entropy_scale * np.mean(d_entropy, axis=0)
 
     predicted = values[:2]  # the update's first step sees the rollout's parameters
     if clip_values is not None:
