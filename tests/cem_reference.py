@@ -1,29 +1,30 @@
 """An independent NumPy reference of CEM, written step by step (a row-by-row walk over each environment's column,
-not the vectorised code under test): the whole episodes of a rollout, their returns, the elite rows, and one
+not the vectorised code under test): the episodes of a window ending in its current rollout, their returns, the
+elite rows, and one
 cross-entropy Adam step of a linear categorical policy ``logits = s @ W.T + b``."""
 
 import numpy as np
 
 
-def elite_rows(rewards, dones, starts_fresh, gamma, percentile):
-    """``(returns, threshold, mask)``: the returns of the whole episodes (env by env, in time order), the
-    ``percentile`` quantile (linear interpolation between order statistics) and the ``(T, N)`` 0/1 elite mask."""
+def elite_rows(rewards, dones, first_row, gamma, percentile):
+    """``(returns, threshold, mask)`` over a window of rows (the previous rollout's, then the current one's from
+    ``first_row`` on): the returns of the episodes that end at or after ``first_row`` (env by env, in time order; each
+    from the row after its env's previous end in the window, or from the window's first row), the ``percentile``
+    quantile (linear interpolation between order statistics) and the ``(rows, N)`` 0/1 elite mask."""
     rewards = np.asarray(rewards, dtype=np.float64)
-    rollouts, num_envs = rewards.shape
+    window, num_envs = rewards.shape
     episodes = []  # (env, rows, return)
     for env in range(num_envs):
-        whole = bool(starts_fresh[env])
         rows = []
-        for t in range(rollouts):
+        for t in range(window):
             rows.append(t)
             if dones[t, env]:
-                if whole:
+                if t >= first_row:
                     length = len(rows)
                     total = 0.0
                     for k, row in enumerate(rows):
                         total += rewards[row, env] * gamma ** (length - 1 - k)
                     episodes.append((env, list(rows), total))
-                whole = True
                 rows = []
     returns = np.array([episode[2] for episode in episodes])
     ordered = sorted(returns)
@@ -31,7 +32,7 @@ def elite_rows(rewards, dones, starts_fresh, gamma, percentile):
     low = int(np.floor(position))
     high = min(low + 1, len(ordered) - 1)
     threshold = ordered[low] + (position - low) * (ordered[high] - ordered[low])
-    mask = np.zeros((rollouts, num_envs))
+    mask = np.zeros((window, num_envs))
     for env, rows, total in episodes:
         if total >= threshold - 1e-12:
             mask[rows, env] = 1.0
@@ -69,3 +70,17 @@ HAND_RETURNS = [2.5, 3.5, 3.5, 4.0, 1.5]
 # percentile 0.5 of [1.5, 2.5, 3.5, 3.5, 4] is 3.5: elites are env 0 rows 2-4 and env 1 rows 0-3
 HAND_THRESHOLD = 3.5
 HAND_MASK = np.array([[0, 1], [0, 1], [1, 1], [1, 1], [1, 0], [0, 0]], dtype=np.float32)
+
+# a hand-made window of two rollouts of 4 steps in 2 environments (gamma 0.5, percentile 0.5):
+# env 0: an episode ends at previous row 1 (not counted: it ended in the previous rollout); the next one begins at
+#   previous row 2 and ends at current row 0 (window rows 2-4, rewards 4, 4, 4: 4 * 0.25 + 4 * 0.5 + 4 = 7); then
+#   window rows 5-6 (1 * 0.5 + 1 = 1.5); window row 7 is unfinished;
+# env 1: an episode ends at the previous rollout's last row; then window rows 4-5 (2 * 0.5 + 2 = 3)
+CROSSING_PREVIOUS_REWARDS = np.array([[0, 1], [0, 1], [4, 1], [4, 1]], dtype=np.float32)
+CROSSING_PREVIOUS_DONES = np.array([[0, 0], [1, 0], [0, 0], [0, 1]], dtype=bool)
+CROSSING_REWARDS = np.array([[4, 2], [1, 2], [1, 2], [1, 2]], dtype=np.float32)
+CROSSING_DONES = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=bool)
+CROSSING_RETURNS = [7.0, 1.5, 3.0]
+# the 0.5 quantile of [1.5, 3, 7] is 3: elites are env 0 window rows 2-4 (the crossing episode) and env 1 rows 4-5
+CROSSING_THRESHOLD = 3.0
+CROSSING_MASK = np.array([[0, 0], [0, 0], [1, 0], [1, 0], [1, 1], [0, 1], [0, 0], [0, 0]], dtype=np.float32)

@@ -1,5 +1,6 @@
-"""CEM: one update from identical weights on the same rollout of several environments gives the same loss, threshold,
-mean return, weights and state statistics in torch and JAX."""
+"""CEM: two updates from identical weights on the same two rollouts of several environments (the second with episodes
+crossing the rollout boundary, counted whole from the kept previous rollout) give the same losses, thresholds, mean
+returns, weights and state statistics in torch and JAX."""
 
 import flax.linen as fnn
 import gymnasium
@@ -56,17 +57,22 @@ def _flax_params(torch_net):
 
 
 @pytest.mark.parametrize("percentile", [0.3, 0.7])
-def test_one_update_gives_the_same_numbers_in_torch_and_jax(percentile):
+def test_two_updates_give_the_same_numbers_in_torch_and_jax(percentile):
     torch.manual_seed(0)
     rng = np.random.default_rng(1)
+    steps = 2 * ROLLOUTS
     data = {
-        "states": rng.normal(size=(ROLLOUTS, NUM_ENVS, 4)).astype(np.float32),
-        "actions": rng.integers(0, 3, size=(ROLLOUTS, NUM_ENVS, 1)),
-        "rewards": rng.normal(size=(ROLLOUTS, NUM_ENVS, 1)).astype(np.float32),
-        "next_states": rng.normal(size=(ROLLOUTS, NUM_ENVS, 4)).astype(np.float32),
-        "terminated": rng.random((ROLLOUTS, NUM_ENVS, 1)) < 0.15,
-        "truncated": rng.random((ROLLOUTS, NUM_ENVS, 1)) < 0.05,
+        "states": rng.normal(size=(steps, NUM_ENVS, 4)).astype(np.float32),
+        "actions": rng.integers(0, 3, size=(steps, NUM_ENVS, 1)),
+        "rewards": rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32),
+        "next_states": rng.normal(size=(steps, NUM_ENVS, 4)).astype(np.float32),
+        "terminated": rng.random((steps, NUM_ENVS, 1)) < 0.15,
+        "truncated": rng.random((steps, NUM_ENVS, 1)) < 0.05,
     }
+    data["terminated"][ROLLOUTS - 1] = data["truncated"][ROLLOUTS - 1] = False  # the episodes there cross it
+    dones = (data["terminated"] | data["truncated"])[..., 0]
+    for env in range(NUM_ENVS):
+        assert not dones[ROLLOUTS - 1, env] and dones[ROLLOUTS:, env].any()
     cfg = {
         "rollouts": ROLLOUTS,
         "percentile": percentile,
@@ -97,14 +103,17 @@ def test_one_update_gives_the_same_numbers_in_torch_and_jax(percentile):
     )
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
         agent.init(trainer_cfg={"timesteps": ROLLOUTS})
-        for t in range(ROLLOUTS):
+        for t in range(steps):
             agent.memory.add_samples(**{name: to_array(value[t]) for name, value in data.items()})
-        agent._update(timestep=ROLLOUTS - 1, timesteps=100)
+            if (t + 1) % ROLLOUTS == 0:
+                agent._update(timestep=t, timesteps=100)
 
     for tag in ("Loss / Policy loss", "Coefficient / Return threshold", "Coefficient / Mean discounted returns"):
-        assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
-            float(torch_agent.tracking_data[tag][0]), abs=1e-4
-        )
+        assert len(torch_agent.tracking_data[tag]) == 2
+        for update in range(2):
+            assert float(jax_agent.tracking_data[tag][update]) == pytest.approx(
+                float(torch_agent.tracking_data[tag][update]), abs=1e-4
+            )
     expected = _flax_params(torch_policy.net)["params"]
     actual = jax_policy.state_dict.params["params"]
     for layer in ("hidden", "output"):

@@ -9,7 +9,16 @@ import gymnasium
 import jax
 import numpy as np
 import pytest
-from cem_reference import DONES, GAMMA, HAND_MASK, HAND_RETURNS, HAND_THRESHOLD, REWARDS, linear_cross_entropy_step
+from cem_reference import (
+    DONES,
+    GAMMA,
+    HAND_MASK,
+    HAND_RETURNS,
+    HAND_THRESHOLD,
+    REWARDS,
+    elite_rows,
+    linear_cross_entropy_step,
+)
 
 from skrl_like import config
 from skrl_like.jax.agents.cem import CEM, CEM_DEFAULT_CONFIG
@@ -156,24 +165,20 @@ def test_updates_with_different_elite_counts_share_one_compilation():
     dones = np.zeros((6, 2, 1), bool)
     dones[:, 0] = True
     agent.memory.tensors["terminated"] = agent.memory.tensors["terminated"].at[:].set(dones) if agent._jax else dones
-    agent.episodes.starts_fresh = np.array([True, True])
     weight, bias = _linear(agent)
     agent._update(timestep=11, timesteps=20)
     assert len(agent.tracking_data["Loss / Policy loss"]) == 2
     assert agent._update_fn._cache_size() == 1
-    # and the second update used its own 6 rows: from the state after the first
-    mask = np.zeros((6, 2))
-    mask[:, 0] = 1  # six one-step episodes of env 0, returns REWARDS[:, 0]; 0.5 quantile 1.5: rows of return >= 1.5
-    mask[REWARDS[:, 0] < 1.5, 0] = 0
-    expected_loss = -np.mean(
-        [np.log(_softmax(states[2 * t] @ weight.T + bias)[actions[2 * t, 0]]) for t in range(6) if REWARDS[t, 0] >= 1.5]
+    # and the second update used its own window, from the state after the first: env 0's episode from the first
+    # rollout's row 5 to the second's row 0 (5 * 0.5 + 1 = 3.5), then five one-step episodes
+    returns, _, mask = elite_rows(
+        np.concatenate([REWARDS, REWARDS]), np.concatenate([DONES, dones[..., 0]]), 6, GAMMA, 0.5
     )
-    assert float(agent.tracking_data["Loss / Policy loss"][1]) == pytest.approx(expected_loss, rel=1e-5)
-
-
-def _softmax(logits):
-    exp = np.exp(logits - logits.max())
-    return exp / exp.sum()
+    np.testing.assert_allclose(returns, [3.5, 2, 0, 1, 3, 5])
+    loss, _, _ = linear_cross_entropy_step(
+        weight, bias, np.concatenate([states, states]), np.concatenate([actions, actions]), mask, 0.05
+    )
+    assert float(agent.tracking_data["Loss / Policy loss"][1]) == pytest.approx(loss, rel=1e-5)
 
 
 def test_a_scheduler_is_applied_and_tracked_without_recompiling():
@@ -202,15 +207,28 @@ def test_non_finite_rewards_are_named():
         agent._update(timestep=5, timesteps=10)
 
 
-def test_updates_come_every_rollout_and_episodes_carry_over_between_rollouts():
-    agent, _, _ = _hand_made_agent(learning_starts=6)
-    for timestep in range(6):
+def test_updates_come_every_rollout_and_an_episode_crossing_the_boundary_counts_whole():
+    agent, states, actions = _hand_made_agent(learning_starts=6, learning_rate=0.05)
+    weight, bias = _linear(agent)
+    for timestep in range(6):  # before learning_starts: no update, but the rollout's rows are kept
         agent.post_interaction(timestep, 20)
     assert "Loss / Policy loss" not in agent.tracking_data
-    np.testing.assert_array_equal(agent.episodes.starts_fresh, [False, True])
     for timestep in range(6, 12):
         agent.post_interaction(timestep, 20)
-    assert agent.tracking_data["Coefficient / Mean discounted returns"] == [pytest.approx(np.mean([3.5, 3.5, 4, 1.5]))]
+    # env 0's episode from rollout 1's row 5 to rollout 2's row 1 counts whole: 5 * 0.25 + 1 * 0.5 + 2 = 3.75
+    returns, threshold, mask = elite_rows(
+        np.concatenate([REWARDS, REWARDS]), np.concatenate([DONES, DONES]), 6, GAMMA, 0.5
+    )
+    np.testing.assert_allclose(returns, [3.75, 3.5, 3.5, 4, 1.5])
+    assert agent.tracking_data["Coefficient / Mean discounted returns"] == [pytest.approx(np.mean(returns))]
+    assert agent.tracking_data["Coefficient / Return threshold"] == [pytest.approx(threshold)]
+    loss, new_weight, new_bias = linear_cross_entropy_step(
+        weight, bias, np.concatenate([states, states]), np.concatenate([actions, actions]), mask, 0.05
+    )
+    assert float(agent.tracking_data["Loss / Policy loss"][0]) == pytest.approx(loss, rel=1e-5)
+    weight, bias = _linear(agent)
+    np.testing.assert_allclose(weight, new_weight, atol=1e-6)
+    np.testing.assert_allclose(bias, new_bias, atol=1e-6)
 
 
 def test_save_load_round_trip(tmp_path):
@@ -284,10 +302,10 @@ def test_bad_input_is_refused():
         )
 
 
-def test_episodes_longer_than_the_rollout_raise_at_the_first_update():
+def test_episodes_longer_than_two_rollouts_raise_at_the_second_update():
     env = cartpole()
-    agent = make_agent(env, rollouts=5)  # CartPole's episodes last at least 8 steps
-    with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 5 steps.*memory_size"):
+    agent = make_agent(env, rollouts=3)  # CartPole's episodes last at least 8 steps: none ends in 2 x 3 steps
+    with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 3 steps.*2 x 3 steps.*memory_size"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 10}).train()
 
 

@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
-from cem_reference import DONES, GAMMA, HAND_MASK, HAND_RETURNS, HAND_THRESHOLD, REWARDS, linear_cross_entropy_step
+from cem_reference import (
+    DONES,
+    GAMMA,
+    HAND_MASK,
+    HAND_RETURNS,
+    HAND_THRESHOLD,
+    REWARDS,
+    elite_rows,
+    linear_cross_entropy_step,
+)
 
 from skrl_like.torch.agents.cem import CEM, CEM_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
@@ -194,18 +203,29 @@ def test_non_finite_rewards_are_named():
         agent._update(timestep=5, timesteps=10)
 
 
-def test_updates_come_every_rollout_and_episodes_carry_over_between_rollouts():
-    agent, _, _ = _hand_made_agent(learning_starts=6)
-    # rollout 1 (timesteps 0-5) ends before learning_starts: no update, but env 0 ends it mid-episode
+def test_updates_come_every_rollout_and_an_episode_crossing_the_boundary_counts_whole():
+    agent, states, actions = _hand_made_agent(learning_starts=6, learning_rate=0.05)
+    weight = agent.policy.net.weight.detach().numpy().copy()
+    bias = agent.policy.net.bias.detach().numpy().copy()
+    # rollout 1 (timesteps 0-5) ends before learning_starts: no update, but its rows are kept
     for timestep in range(6):
         agent.post_interaction(timestep, 20)
     assert "Loss / Policy loss" not in agent.tracking_data
-    np.testing.assert_array_equal(agent.episodes.starts_fresh, [False, True])
-    # rollout 2 (same memory contents): env 0's first piece is the end of an earlier episode, left out
+    # rollout 2 (same memory contents): env 0's episode from rollout 1's row 5 to rollout 2's row 1 counts whole
     for timestep in range(6, 12):
         agent.post_interaction(timestep, 20)
     assert len(agent.tracking_data["Loss / Policy loss"]) == 1
-    assert agent.tracking_data["Coefficient / Mean discounted returns"] == [pytest.approx(np.mean([3.5, 3.5, 4, 1.5]))]
+    returns, threshold, mask = elite_rows(
+        np.concatenate([REWARDS, REWARDS]), np.concatenate([DONES, DONES]), 6, GAMMA, 0.5
+    )
+    np.testing.assert_allclose(returns, [3.75, 3.5, 3.5, 4, 1.5])  # 3.75 = 5 * 0.25 + 1 * 0.5 + 2
+    assert agent.tracking_data["Coefficient / Mean discounted returns"] == [pytest.approx(np.mean(returns))]
+    assert agent.tracking_data["Coefficient / Return threshold"] == [pytest.approx(threshold)]
+    window_states, window_actions = np.concatenate([states, states]), np.concatenate([actions, actions])
+    loss, new_weight, new_bias = linear_cross_entropy_step(weight, bias, window_states, window_actions, mask, 0.05)
+    assert float(agent.tracking_data["Loss / Policy loss"][0]) == pytest.approx(loss, rel=1e-5)
+    np.testing.assert_allclose(agent.policy.net.weight.detach().numpy(), new_weight, atol=1e-6)
+    np.testing.assert_allclose(agent.policy.net.bias.detach().numpy(), new_bias, atol=1e-6)
     agent.set_running_mode("eval")
     for timestep in range(12, 18):
         agent.post_interaction(timestep, 20)
@@ -310,10 +330,10 @@ def test_a_memory_of_another_size_than_rollouts_is_refused():
         )
 
 
-def test_episodes_longer_than_the_rollout_raise_at_the_first_update():
+def test_episodes_longer_than_two_rollouts_raise_at_the_second_update():
     env = cartpole()
-    agent = make_agent(env, rollouts=5)  # CartPole's episodes last at least 8 steps
-    with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 5 steps.*memory_size"):
+    agent = make_agent(env, rollouts=3)  # CartPole's episodes last at least 8 steps: none ends in 2 x 3 steps
+    with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 3 steps.*2 x 3 steps.*memory_size"):
         SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 10}).train()
 
 

@@ -1,16 +1,19 @@
 """CEM's configuration, written once for both backends (torch adds ``mixed_precision``), and the half of its update
-that holds no tensors: cutting each environment's column of the rollout into whole episodes, their discounted
+that holds no tensors: cutting each environment's column of the last two rollouts into episodes, their discounted
 returns, the elite threshold and the mask of elite rows.
 
-The selection runs on the host in NumPy (the rewards and episode ends of one rollout, fetched once per update); the
-backends then take one cross-entropy step on the rows the mask marks, with every rollout row present so that the
-shapes never change (a compiled JAX update never recompiles for another number of elite rows).
+The selection runs on the host in NumPy (the rewards and episode ends of one rollout, fetched once per rollout); the
+backends then take one cross-entropy step on the rows the mask marks, with every row of the window present so that
+the shapes never change (a compiled JAX update never recompiles for another number of elite rows).
 
-Episodes, per environment: row ``t`` of column ``e`` ends an episode when ``terminated | truncated``; an episode
-counts when it both starts and ends inside the rollout. Its first row is the rollout's first row only when that
-environment's previous episode ended at the last step of the previous rollout (or training just began); the rows
-of an episode that began in an earlier rollout, and those after the last end, are left out (they are no whole
-episode: their return says nothing about how good the episode was).
+The window: the agent keeps a copy of the previous rollout's rows, so an update sees ``2 * rollouts`` rows per
+environment, the previous rollout's (rows ``0 .. T-1``) then the current one's (rows ``T .. 2T-1``). Row ``t`` of
+column ``e`` ends an episode when ``terminated | truncated``; every episode that ends in the current rollout counts,
+whole, from the row after its environment's previous end in the window, so an episode that began in the previous
+rollout counts with all its rows and its full return. An episode longer than the window (it began before the
+previous rollout) counts from the window's first row: its first steps are left out. The unfinished episode at the
+end of the rollout counts in the next one. Before the first rollout of training there is no previous rollout: its
+rows weigh nothing and the current rollout's episodes start at its first row.
 """
 
 from typing import Any, NamedTuple, Optional
@@ -65,42 +68,43 @@ def discounted_return(rewards: np.ndarray, discount_factor: float) -> float:
     return float(np.sum(rewards * discount_factor ** np.arange(length - 1, -1, -1, dtype=np.float64)))
 
 
-def episode_segments(dones: np.ndarray, starts_fresh: np.ndarray) -> list:
-    """The whole episodes of a rollout as ``(env, first_row, end_row)`` (``end_row`` exclusive), env by env.
+def episode_segments(dones: np.ndarray, first_row: int) -> list:
+    """The episodes of a window that end at or after row ``first_row`` as ``(env, start_row, end_row)``
+    (``end_row`` exclusive), env by env: each starts after its environment's previous end in the window, or at the
+    window's first row.
 
-    :param dones: ``(rollouts, num_envs)`` bools, ``terminated | truncated``.
-    :param starts_fresh: ``(num_envs,)`` bools: the environment's episode starts at the rollout's first row.
+    :param dones: ``(rows, num_envs)`` bools, ``terminated | truncated``.
+    :param first_row: the current rollout's first row in the window (earlier ends only delimit episodes).
     """
     segments = []
     for env in range(dones.shape[1]):
         ends = np.flatnonzero(dones[:, env]) + 1
         starts = np.concatenate(([0], ends[:-1]))
-        for index, (start, end) in enumerate(zip(starts, ends)):
-            if index == 0 and not starts_fresh[env]:
-                continue  # the tail of an episode that began in an earlier rollout
-            segments.append((env, int(start), int(end)))
+        for start, end in zip(starts, ends):
+            if end > first_row:
+                segments.append((env, int(start), int(end)))
     return segments
 
 
 class EliteSelection(NamedTuple):
     """What the update learns from and tracks."""
 
-    returns: np.ndarray  # (episodes,) discounted returns of the rollout's whole episodes
+    returns: np.ndarray  # (episodes,) discounted returns of the episodes ending in the current rollout
     threshold: float  # the ``percentile`` quantile of ``returns`` (linear interpolation)
-    weights: np.ndarray  # (rollouts, num_envs) float32: 1 on the rows of the elite episodes, 0 elsewhere
+    weights: np.ndarray  # (rows, num_envs) float32 over the window: 1 on the rows of the elite episodes, 0 elsewhere
 
 
 def select_elites(
-    rewards: np.ndarray, dones: np.ndarray, starts_fresh: np.ndarray, discount_factor: float, percentile: float
+    rewards: np.ndarray, dones: np.ndarray, first_row: int, discount_factor: float, percentile: float
 ) -> Optional[EliteSelection]:
-    """The elite episodes of one rollout: those whose discounted return is at least the ``percentile`` quantile of
-    the returns of all its whole episodes (``None`` when it holds none).
+    """The elite episodes of a window: of the episodes ending at or after ``first_row``, those whose discounted
+    return is at least the ``percentile`` quantile of their returns (``None`` when none ends there).
 
-    :param rewards: ``(rollouts, num_envs)`` rewards (as stored: shaped).
-    :param dones: ``(rollouts, num_envs)`` bools.
-    :param starts_fresh: ``(num_envs,)`` bools (see :func:`episode_segments`).
+    :param rewards: ``(rows, num_envs)`` rewards (as stored: shaped).
+    :param dones: ``(rows, num_envs)`` bools.
+    :param first_row: see :func:`episode_segments`.
     """
-    segments = episode_segments(dones, starts_fresh)
+    segments = episode_segments(dones, first_row)
     if not segments:
         return None
     returns = np.array([discounted_return(rewards[a:b, env], discount_factor) for env, a, b in segments])
@@ -113,8 +117,8 @@ def select_elites(
 
 
 class EpisodeWindows:
-    """Which environments start the next rollout with a fresh episode, and the selection of one rollout's elites,
-    with the message when a rollout holds no whole episode.
+    """The previous rollout's rewards and episode ends (the host half of the window), the selection of the elites of
+    the episodes ending in the current rollout, and the message when none ends there.
 
     :param algorithm: the agent's name (for messages).
     :param rollouts: steps per rollout (``cfg["rollouts"]``).
@@ -127,36 +131,53 @@ class EpisodeWindows:
         self.rollouts = rollouts
         self.discount_factor = discount_factor
         self.percentile = percentile
-        self.starts_fresh: Optional[np.ndarray] = None  # None: training just began, every episode starts fresh
+        self.previous_rewards: Optional[np.ndarray] = None  # (rollouts, num_envs); None: training just began
+        self.previous_dones: Optional[np.ndarray] = None
         self.selected_once = False
 
-    def end_rollout(self, last_dones: np.ndarray) -> None:
-        """Record the episode ends of a rollout's last step (``(num_envs,)``): those environments start fresh."""
-        self.starts_fresh = np.asarray(last_dones, dtype=bool).reshape(-1)
+    def end_rollout(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Keep a rollout's ``(rollouts, num_envs)`` rewards and episode ends as the next window's first half."""
+        self.previous_rewards = np.array(rewards, dtype=np.float32)
+        self.previous_dones = np.array(dones, dtype=bool)
+
+    def window(self, rewards: np.ndarray, dones: np.ndarray) -> tuple:
+        """``(rewards, dones)`` of the window, ``(2 * rollouts, num_envs)``: the previous rollout then ``rewards`` and
+        ``dones`` (before the first rollout: zero rewards, and an end at every previous row so that nothing of it
+        belongs to an episode of the current rollout)."""
+        if self.previous_rewards is None:
+            previous_rewards, previous_dones = np.zeros_like(rewards, np.float32), np.ones(dones.shape, bool)
+        else:
+            previous_rewards, previous_dones = self.previous_rewards, self.previous_dones
+        return np.concatenate([previous_rewards, rewards]), np.concatenate([previous_dones, dones])
 
     def select(self, rewards: np.ndarray, dones: np.ndarray, timestep: int) -> Optional[EliteSelection]:
-        """The elites of the rollout ``(rollouts, num_envs)`` that just ended (and :meth:`end_rollout` of it).
+        """The elites among the episodes that end in the rollout ``(rollouts, num_envs)`` that just ended, with
+        weights over the window (``(2 * rollouts, num_envs)``); then :meth:`end_rollout` of it.
 
-        :raises ValueError: no whole episode yet, and this rollout began with a fresh episode in every environment:
-            every episode is longer than ``rollouts`` steps, so CEM can never select elites.
+        :raises ValueError: no episode has ended yet in a whole window (the previous and the current rollout): every
+            episode is longer than ``2 * rollouts`` steps, and none could be counted whole.
         """
-        num_envs = dones.shape[1]
-        starts_fresh = np.ones(num_envs, bool) if self.starts_fresh is None else self.starts_fresh
-        self.end_rollout(dones[-1])
-        selection = select_elites(rewards, dones, starts_fresh, self.discount_factor, self.percentile)
+        had_previous = self.previous_rewards is not None
+        window_rewards, window_dones = self.window(rewards, dones)
+        self.end_rollout(rewards, dones)
+        selection = select_elites(window_rewards, window_dones, self.rollouts, self.discount_factor, self.percentile)
         if selection is not None:
             self.selected_once = True
             return selection
+        num_envs = dones.shape[1]
         message = (
-            f"{self.algorithm} update at timestep {timestep}: no episode of the {num_envs} environment(s) both "
-            f"started and ended within the rollout of cfg['rollouts'] = {self.rollouts} steps, so there are no "
-            f"returns to select elites from"
+            f"{self.algorithm} update at timestep {timestep}: no episode of the {num_envs} environment(s) ended "
+            f"within the rollout of cfg['rollouts'] = {self.rollouts} steps, so there are no returns to select "
+            f"elites from"
         )
         fix = (
-            "set cfg['rollouts'] and the memory's memory_size to several times the environment's episode length "
+            "set cfg['rollouts'] and the memory's memory_size to at least the environment's episode length "
             "(e.g. 1000 for CartPole-v1, whose episodes last up to 500 steps)"
         )
-        if not self.selected_once and starts_fresh.all():
-            raise ValueError(f"{message}: every episode started with the rollout and lasted longer than it; {fix}")
+        if not self.selected_once and had_previous and not window_dones.any():
+            raise ValueError(
+                f"{message}, nor within the previous one: every episode lasted longer than the 2 x "
+                f"{self.rollouts} steps an update sees; {fix}"
+            )
         logger.warning(f"{message}; nothing was learned from it. If this recurs, {fix}")
         return None

@@ -1,10 +1,11 @@
 """Cross-Entropy Method (CEM), JAX backend.
 
 Rubinstein, "The Cross-Entropy Method for Combinatorial and Continuous Optimization", 1999. The same algorithm as
-the torch backend (same config, same update rule): the host cuts each environment's column of the rollout into whole
-episodes and marks the rows of the elite ones (:mod:`skrl_like.core.agents.cem`, NumPy); the cross-entropy step is
-one jitted pure function of explicit state (a :class:`LearnerState`) over every rollout row, the elite rows picked by
-a 0/1 weight (a masked mean instead of a variable-size gather: the shapes never change, so another number of elite
+the torch backend (same config, same update rule): the host cuts each environment's column of the window (a kept
+copy of the previous rollout's rows, then the current rollout's) into episodes and marks the rows of the elite ones
+among those ending in the current rollout (:mod:`skrl_like.core.agents.cem`, NumPy); the cross-entropy step is one
+jitted pure function of explicit state (a :class:`LearnerState`) over every row of the window, the elite rows picked
+by a 0/1 weight (a masked mean instead of a variable-size gather: the shapes never change, so another number of elite
 rows never recompiles). Acting is one jitted call per step with explicit random keys.
 """
 
@@ -51,11 +52,13 @@ class LearnerState(NamedTuple):
 
 
 class EliteRows(NamedTuple):
-    """Every row of the rollout (``rollouts * num_envs``, time-major), with its elite weight."""
+    """Every row of the window (``rollouts * num_envs`` of the previous rollout, then as many of the current one,
+    time-major), with its elite weight."""
 
+    previous_states: jax.Array  # (rows, size) as stored
     states: jax.Array  # (rows, size) as stored
-    actions: jax.Array  # (rows, 1) int32
-    weights: jax.Array  # (rows,) float32: 1 on the rows of elite episodes, 0 elsewhere
+    actions: jax.Array  # (2 * rows, 1) int32
+    weights: jax.Array  # (2 * rows,) float32: 1 on the rows of elite episodes, 0 elsewhere
 
 
 class UpdateReport(NamedTuple):
@@ -133,6 +136,9 @@ class CEM(Agent):
         super().init(trainer_cfg)
         self.set_mode("eval")
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.int32)
+        # the previous rollout's rows, the window's first half (zeros, of weight 0, before the first rollout)
+        self._previous_states = jnp.zeros_like(self.memory.get_tensor_by_name("states"))
+        self._previous_actions = jnp.zeros_like(self.memory.get_tensor_by_name("actions"))
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
@@ -194,7 +200,7 @@ class CEM(Agent):
                 self._update(timestep, timesteps)
                 self.set_mode("eval")
             elif self.schedule.collected % self.schedule.rollouts == 0:
-                self.episodes.end_rollout(np.asarray(self._episode_ends()[-1]))
+                self._end_rollout(*self._rewards_and_ends())
         super().post_interaction(timestep, timesteps)
 
     def _episode_ends(self) -> Any:
@@ -202,6 +208,17 @@ class CEM(Agent):
         memory = self.memory
         ends = np.logical_or(memory.get_tensor_by_name("terminated"), memory.get_tensor_by_name("truncated"))
         return ends[..., 0]
+
+    def _rewards_and_ends(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The rollout's ``(rollouts, num_envs)`` rewards and episode ends on the host (one transfer)."""
+        rewards, dones = jax.device_get((self.memory.get_tensor_by_name("rewards")[..., 0], self._episode_ends()))
+        return np.asarray(rewards), np.asarray(dones, dtype=bool)
+
+    def _end_rollout(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Keep the rollout's rows as the next window's first half (a rollout before ``learning_starts`` too)."""
+        self._previous_states = jnp.array(self.memory.get_tensor_by_name("states"), copy=True)
+        self._previous_actions = jnp.array(self.memory.get_tensor_by_name("actions"), copy=True)
+        self.episodes.end_rollout(rewards, dones)
 
     # -- learning -----------------------------------------------------------------------------------------------
 
@@ -213,9 +230,12 @@ class CEM(Agent):
         return -jnp.sum(weights * log_prob.reshape(-1)) / jnp.sum(weights)
 
     def _learn(self, learner: LearnerState, rows: EliteRows, timestep: jax.Array) -> Tuple[LearnerState, UpdateReport]:
-        """The whole update as one pure function: preprocess (statistics updated with every rollout row), one Adam
-        step on the elite rows' cross-entropy, one scheduler step."""
-        statistics, states = self._state_functional(learner.state_preprocessor, rows.states, train=True)
+        """The whole update as one pure function: preprocess (statistics updated with the current rollout's rows,
+        the previous ones were seen by the last update), one Adam step on the elite rows' cross-entropy, one
+        scheduler step."""
+        statistics, current = self._state_functional(learner.state_preprocessor, rows.states, train=True)
+        _, previous = self._state_functional(statistics, rows.previous_states)
+        states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
         if config.jax.is_distributed:
             grads = self.policy.reduce_parameters(grads)
@@ -251,21 +271,25 @@ class CEM(Agent):
         rows = rollouts * num_envs
 
         # the episodes and their elites, on the host: one transfer of the rewards and episode ends
-        rewards, dones = jax.device_get((memory.get_tensor_by_name("rewards")[..., 0], self._episode_ends()))
-        rewards, dones = np.asarray(rewards), np.asarray(dones, dtype=bool)
+        rewards, dones = self._rewards_and_ends()
         check_named_flags("CEM", timestep, ["the rollout's rewards"], [np.isfinite(rewards).all()])
-        selection = self.episodes.select(rewards, dones, timestep)
+        selection = self.episodes.select(rewards, dones, timestep)  # keeps this rollout's rewards and ends
         if selection is None:
+            self._end_rollout(rewards, dones)
             return
 
+        # the window, time-major: the previous rollout's rows, then the current one's
+        actions = jnp.concatenate([self._previous_actions, memory.get_tensor_by_name("actions")])
         elite_rows = EliteRows(
+            previous_states=self._previous_states.reshape(rows, -1),
             states=states.reshape(rows, -1),
-            actions=memory.get_tensor_by_name("actions").reshape(rows, -1),
+            actions=actions.reshape(2 * rows, -1),
             weights=selection.weights.reshape(-1),
         )
         learner, report = self._update_fn(self._gather_learner_state(), elite_rows, np.int32(timestep))
         self._check_update(timestep, learner, report)
         self._commit_learner_state(learner)
+        self._end_rollout(rewards, dones)
 
         self.track_data("Loss / Policy loss", report.loss)
         self.track_data("Coefficient / Return threshold", selection.threshold)

@@ -1,9 +1,10 @@
 """Cross-Entropy Method (CEM), torch backend.
 
 Rubinstein, "The Cross-Entropy Method for Combinatorial and Continuous Optimization", 1999. Every ``rollouts``
-steps: cut each environment's column of the rollout into whole episodes, keep the elite ones (discounted return at
-least the ``percentile`` quantile of the rollout's returns; :mod:`skrl_like.core.agents.cem`), and take one Adam
-step on the cross-entropy ``-mean log pi(a|s)`` of the actions taken in the elite episodes' rows.
+steps: cut each environment's column of the window (a kept copy of the previous rollout's rows, then the current
+rollout's) into episodes, keep the elite ones among those that end in the current rollout (discounted return at
+least the ``percentile`` quantile of their returns; :mod:`skrl_like.core.agents.cem`), and take one Adam step on
+the cross-entropy ``-mean log pi(a|s)`` of the actions taken in the elite episodes' rows.
 """
 
 from typing import Any, Mapping, Optional, Tuple, Union
@@ -92,6 +93,9 @@ class CEM(Agent):
         """Create the memory's tensors and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.int64)
+        # the previous rollout's rows, the window's first half (zeros, of weight 0, before the first rollout)
+        self._previous_states = torch.zeros_like(self.memory.get_tensor_by_name("states"))
+        self._previous_actions = torch.zeros_like(self.memory.get_tensor_by_name("actions"))
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, Any, dict]:
         """Sample actions from the policy: ``(actions, log_prob, outputs)`` (before ``random_timesteps``, uniform
@@ -131,7 +135,7 @@ class CEM(Agent):
             if self.schedule.updates(timestep):
                 self._update(timestep, timesteps)  # no mode switch, as skrl's torch CEM
             elif self.schedule.collected % self.schedule.rollouts == 0:
-                self.episodes.end_rollout(self._episode_ends()[-1].cpu().numpy())
+                self._end_rollout(*self._rewards_and_ends())
         super().post_interaction(timestep, timesteps)
 
     def _episode_ends(self) -> torch.Tensor:
@@ -139,24 +143,41 @@ class CEM(Agent):
         memory = self.memory
         return (memory.get_tensor_by_name("terminated") | memory.get_tensor_by_name("truncated"))[..., 0]
 
+    def _rewards_and_ends(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The rollout's ``(rollouts, num_envs)`` rewards and episode ends on the host (one transfer)."""
+        memory = self.memory
+        host = torch.stack([memory.get_tensor_by_name("rewards")[..., 0], self._episode_ends().float()]).cpu().numpy()
+        return host[0], host[1].astype(bool)
+
+    def _end_rollout(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Keep the rollout's rows as the next window's first half (a rollout before ``learning_starts`` too)."""
+        self._previous_states.copy_(self.memory.get_tensor_by_name("states"))
+        self._previous_actions.copy_(self.memory.get_tensor_by_name("actions"))
+        self.episodes.end_rollout(rewards, dones)
+
     def _update(self, timestep: int, timesteps: int) -> None:
         memory = self.memory
-        states = memory.get_tensor_by_name("states")
-        rollouts, num_envs = states.shape[:2]
-        states = states.reshape(rollouts * num_envs, -1)
-        actions = memory.get_tensor_by_name("actions").reshape(rollouts * num_envs, -1)
+        current_states = memory.get_tensor_by_name("states")
+        rollouts, num_envs = current_states.shape[:2]
+        rows = rollouts * num_envs
+        # the window, time-major: the previous rollout's rows, then the current one's
+        actions = torch.cat([self._previous_actions, memory.get_tensor_by_name("actions")]).reshape(2 * rows, -1)
+        previous_states = self._previous_states.reshape(rows, -1)
+        current_states = current_states.reshape(rows, -1)
 
         # the episodes and their elites, on the host: one transfer of the rewards and episode ends
-        host = torch.stack([memory.get_tensor_by_name("rewards")[..., 0], self._episode_ends().float()]).cpu().numpy()
-        rewards, dones = host[0], host[1].astype(bool)
+        rewards, dones = self._rewards_and_ends()
         check_named_flags("CEM", timestep, ["the rollout's rewards"], [np.isfinite(rewards).all()])
-        selection = self.episodes.select(rewards, dones, timestep)
+        selection = self.episodes.select(rewards, dones, timestep)  # keeps this rollout's rewards and ends
         if selection is None:
+            self._end_rollout(rewards, dones)
             return
         weights = torch.as_tensor(selection.weights.reshape(-1), device=self.device)
 
         with self._autocast():
-            states = self._state_preprocessor(states, train=True)
+            # the statistics learn from the current rollout's rows only (the previous ones were seen last update)
+            current_states = self._state_preprocessor(current_states, train=True)
+            states = torch.cat([self._state_preprocessor(previous_states), current_states])
             # cross-entropy of the elite rows' actions: -log pi(a|s) averaged over the elite rows only
             _, log_prob, _ = self.policy.act({"states": states, "taken_actions": actions}, role="policy")
             policy_loss = -(weights * log_prob.reshape(-1).float()).sum() / weights.sum()
@@ -165,6 +186,7 @@ class CEM(Agent):
         if self.scheduler is not None:
             self.scheduler.step()
         self._check_update(timestep, states, policy_loss)
+        self._end_rollout(rewards, dones)
 
         self.track_data("Loss / Policy loss", policy_loss.detach())
         self.track_data("Coefficient / Return threshold", selection.threshold)
