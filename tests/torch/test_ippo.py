@@ -289,3 +289,15 @@ def test_same_seed_same_run():
         weights.append([p.detach().clone() for uid in AGENTS for p in agent.models[uid]["policy"].parameters()])
     for first, second in zip(*weights):
         torch.testing.assert_close(first, second, rtol=0, atol=0)
+
+
+def test_parallel_trainer_with_one_multi_agent_runs_the_sequential_multi_agent_loop():
+    from skrl_like.torch.trainers import ParallelTrainer
+
+    env, agent = make_env_and_agent()
+    cfg = {"timesteps": 5, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+    ParallelTrainer(env=env, agents=agent, cfg=cfg).train()
+    stored = agent.learners["a1"].memory.get_tensor_by_name("states")[:, 0, 0]
+    # the observation's first entry is (step in episode) * 0.5, 3-step episodes: steps 0-3 fill the 4 rows (a reset
+    # after step 2), the update at step 3 empties the memory, step 4 (the second of its episode) overwrites row 0
+    assert stored.tolist() == [0.5, 0.5, 1.0, 0.0]
