@@ -1,5 +1,6 @@
 """CEM's neutral half: episodes per environment over the window of two rollouts, skrl's discounting, the elite
-threshold and mask, episodes crossing the rollout boundary counted whole, the memory check and the message when a rollout holds no whole episode."""
+threshold and mask, episodes crossing the rollout boundary counted whole, the memory check and the messages when no
+episode ends."""
 
 import logging
 
