@@ -32,7 +32,7 @@ HYPERPARAMETERS = {
             "cfg": {"rollouts": 8, "mini_batches": 1, "discount_factor": 0.99, "lambda": 0.95,
                     "learning_rate": 7e-4, "grad_norm_clip": 0.5, "entropy_loss_scale": 0.0}},
     "CEM": {"env": "CartPole-v1", "num_envs": 1, "timesteps": 100_000, "hidden": [64, 64], "policy": "categorical",
-            "cfg": {"rollouts": 1000, "learning_starts": 100, "percentile": 0.70, "discount_factor": 0.99,
+            "cfg": {"rollouts": 500, "learning_starts": 100, "percentile": 0.70, "discount_factor": 0.99,
                     "learning_rate": 1e-2}},
     "TRPO": {"env": "Pendulum-v1", "num_envs": 4, "timesteps": 50_000, "hidden": [64, 64], "policy": "gaussian",
              "cfg": {"rollouts": 512, "learning_epochs": 10, "mini_batches": 32, "discount_factor": 0.9,

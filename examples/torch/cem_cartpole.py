@@ -22,7 +22,7 @@ from skrl_like.utils import set_seed
 
 # the hyperparameters this repository benchmarks (docs/benchmarks.md); the JAX example uses the same
 HYPERPARAMETERS = {
-    "rollouts": 1000,  # steps per env between updates (the memory holds one rollout); several episodes each
+    "rollouts": 500,  # steps per env between updates (the memory holds one rollout); skrl's example has 1000
     "percentile": 0.70,
     "discount_factor": 0.99,
     "learning_rate": 1e-2,
