@@ -598,3 +598,36 @@ def test_weakly_typed_parameters_are_stored_strongly_typed_so_updates_compile_on
 
     params = step(step(policy.state_dict.params))
     assert len(compiles) == 1 and params["params"]["log_std"].shape == (2,)
+
+
+def test_init_parameters_draws_every_leaf_from_its_own_key():
+    """skrl 1.4.3 initialised every leaf from the one ``config.jax.key``: same-shaped leaves came out equal (the biases
+    of two 8-unit layers) and every leaf started with the same numbers. Here each leaf has its own key, and a second
+    call draws new values."""
+    import flax.linen as nn
+    import gymnasium
+    import numpy as np
+
+    from skrl_like.jax.models import DeterministicMixin, Model
+
+    class Net(DeterministicMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            DeterministicMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = nn.relu(nn.Dense(8)(inputs["states"]))
+            return nn.Dense(8)(x), {}
+
+    model = Net(gymnasium.spaces.Box(-1, 1, (8,)), gymnasium.spaces.Box(-1, 1, (8,)))
+    model.init_state_dict("net")
+    model.init_parameters("normal", stddev=0.1)
+    params = model.state_dict.params["params"]
+    first, second = np.asarray(params["Dense_0"]["bias"]), np.asarray(params["Dense_1"]["bias"])
+    kernel_0, kernel_1 = np.asarray(params["Dense_0"]["kernel"]), np.asarray(params["Dense_1"]["kernel"])
+    assert not np.allclose(first, second)
+    assert not np.allclose(kernel_0, kernel_1)
+    assert 0.05 < np.std(kernel_0) < 0.2
+    model.init_parameters("normal", stddev=0.1)
+    assert not np.allclose(np.asarray(model.state_dict.params["params"]["Dense_0"]["kernel"]), kernel_0)

@@ -343,15 +343,21 @@ class Model(flax.linen.Module):
                 initializer = factory(*args, **kwargs)
             except TypeError as error:
                 raise ValueError(f"Initializer {name!r} needs arguments ({error}), e.g. ('constant', 0.0)") from error
-        key = config.jax.key  # one key for every leaf (skrl behaviour)
+        # a key of its own for every leaf, and new keys at every call (skrl 1.4.3 drew every leaf from the one
+        # config.jax.key: each layer's biases equal, every kernel starting with the same numbers as the others)
+        model_key = config.jax.model_key()
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(self._params(None))
 
-        def initialise(path: tuple, leaf: jax.Array) -> jax.Array:
+        def initialise(index: int, path: tuple, leaf: jax.Array) -> jax.Array:
             last = path[-1]
             leaf_name = str(getattr(last, "key", getattr(last, "name", last)))
-            return initializer(key, leaf.shape, leaf.dtype) if select(leaf_name) else leaf
+            if not select(leaf_name):
+                return leaf
+            return initializer(jax.random.fold_in(model_key, index), leaf.shape, leaf.dtype)
 
         with jax.default_device(self.device):
-            params = jax.tree_util.tree_map_with_path(initialise, self._params(None))
+            new_leaves = [initialise(index, path, leaf) for index, (path, leaf) in enumerate(leaves)]
+            params = jax.tree_util.tree_unflatten(treedef, new_leaves)
         self.state_dict = self.state_dict.replace(params=params)
 
     def init_parameters(self, method_name: str = "normal", *args: Any, **kwargs: Any) -> None:
