@@ -280,6 +280,16 @@ class OnPolicyAgent(Agent):
         )
         return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
 
+    def _optimizer_step(self, learner: LearnerState, grads: Any) -> LearnerState:
+        """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),
+        at the learner's scheduled learning rate when a schedule is configured."""
+        learning_rate = learner.learning_rate if self._schedule is not None else None
+        policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learning_rate)
+        value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learning_rate)
+        return learner._replace(
+            policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
+        )
+
     # -- the host side of an update -----------------------------------------------------------------------------
 
     def _gather_learner_state(self) -> LearnerState:

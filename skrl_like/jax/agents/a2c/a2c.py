@@ -122,13 +122,8 @@ class A2C(OnPolicyAgent):
                 Trainable(learner.policy, learner.value), batch._replace(states=states), key
             )
             # one Adam per model: the policy's step, then the value model's
-            learning_rate = learner.learning_rate if self._schedule is not None else None
-            policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learning_rate)
-            value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learning_rate)
-            learner = learner._replace(
-                policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
-            )
-            record = StepRecord(aux.losses, aux.approx_kl, all_finite((policy, value)), aux.stddev)
+            learner = self._optimizer_step(learner, grads)
+            record = StepRecord(aux.losses, aux.approx_kl, all_finite((learner.policy, learner.value)), aux.stddev)
             return learner, record
 
         learner, records = jax.lax.scan(mini_batch_step, learner, mini_batches)

@@ -146,14 +146,6 @@ class PPO(OnPolicyAgent):
         mini_batches = contiguous_mini_batches(batch, cfg["mini_batches"])
         kl_threshold = cfg["kl_threshold"]
 
-        def optimizer_step(learner: LearnerState, grads: Trainable) -> LearnerState:
-            learning_rate = learner.learning_rate if self._schedule is not None else None
-            policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learning_rate)
-            value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learning_rate)
-            return learner._replace(
-                policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
-            )
-
         def mini_batch_step(carry: EpochCarry, batch: RolloutBatch) -> Tuple[EpochCarry, StepRecord]:
             reached = jnp.logical_not(carry.stopped)
             # the state statistics are updated in the first epoch only (by the mini-batches it evaluates)
@@ -167,10 +159,10 @@ class PPO(OnPolicyAgent):
             if kl_threshold:
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch
                 stop = jnp.logical_or(carry.stopped, aux.approx_kl > kl_threshold)
-                learner = jax.lax.cond(stop, lambda learner, grads: learner, optimizer_step, learner, grads)
+                learner = jax.lax.cond(stop, lambda learner, grads: learner, self._optimizer_step, learner, grads)
             else:
                 stop = carry.stopped
-                learner = optimizer_step(learner, grads)
+                learner = self._optimizer_step(learner, grads)
             record = StepRecord(
                 losses=aux.losses,
                 approx_kl=aux.approx_kl,
