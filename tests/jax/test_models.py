@@ -564,42 +564,6 @@ def test_discrete_policies_report_their_most_likely_action_for_deterministic_eva
     assert np.asarray(multi.act({"states": jnp.zeros((1, 1))})[2]["mean_actions"]).tolist() == [[1, 0]]
 
 
-def test_weakly_typed_parameters_are_stored_strongly_typed_so_updates_compile_once():
-    """A parameter created without a dtype (``jnp.full(n, -0.5)``) is weakly typed; an optimizer step returns it
-    strongly typed, and a jitted update taking it would then compile a second time."""
-    import flax.linen as nn
-    import gymnasium
-    import jax
-    import jax.numpy as jnp
-
-    from skrl_like.jax.models import GaussianMixin, Model
-
-    class Policy(GaussianMixin, Model):
-        def __init__(self, observation_space, action_space, device=None, **kwargs):
-            Model.__init__(self, observation_space, action_space, device, **kwargs)
-            GaussianMixin.__init__(self)
-
-        @nn.compact
-        def __call__(self, inputs, role):
-            log_std = self.param("log_std", lambda _: jnp.full(self.num_actions, -0.5))
-            return nn.Dense(self.num_actions)(inputs["states"]), log_std, {}
-
-    policy = Policy(gymnasium.spaces.Box(-1, 1, (3,)), gymnasium.spaces.Box(-1, 1, (2,)))
-    policy.init_state_dict("policy")
-    log_std = policy.state_dict.params["params"]["log_std"]
-    assert log_std.dtype == jnp.float32 and not log_std.weak_type
-
-    compiles = []
-
-    @jax.jit
-    def step(params):
-        compiles.append(1)
-        return jax.tree_util.tree_map(lambda leaf: leaf - jnp.float32(0.1) * leaf, params)
-
-    params = step(step(policy.state_dict.params))
-    assert len(compiles) == 1 and params["params"]["log_std"].shape == (2,)
-
-
 def test_init_parameters_draws_every_leaf_from_its_own_key():
     """skrl 1.4.3 initialised every leaf from the one ``config.jax.key``: same-shaped leaves came out equal (the biases
     of two 8-unit layers) and every leaf started with the same numbers. Here each leaf has its own key, and a second

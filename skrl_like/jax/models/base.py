@@ -325,9 +325,6 @@ class Model(flax.linen.Module):
             key = config.jax.model_key()
         with jax.default_device(self.device):
             params = self.init(key, inputs, role)
-            # a parameter created weakly typed (e.g. jnp.full(n, -0.5) without a dtype) comes back from the first
-            # update strongly typed, and every jitted function that takes it would compile a second time
-            params = jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf, dtype=leaf.dtype), params)
         self.state_dict = StateDict.create(apply_fn=self.apply, params=params)
 
     def _map_leaves(self, method_name: str, args: tuple, kwargs: dict, select: Callable[[str], bool]) -> None:
