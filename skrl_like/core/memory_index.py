@@ -36,7 +36,7 @@ import csv
 import datetime
 import math
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import gymnasium
 import numpy as np
@@ -480,6 +480,41 @@ class MemoryBase(MemoryIndex):
         return self.sampling_indexes
 
     # ---- files --------------------------------------------------------------------------------------------------
+
+    # ---- full-state checkpoints -----------------------------------------------------------------------------------
+
+    def run_state(self, contents: bool = True) -> Dict[str, Any]:
+        """The write cursor and (``contents``) a host copy of every buffer, for a run checkpoint."""
+        state: Dict[str, Any] = {
+            "memory_size": self.memory_size,
+            "num_envs": self.num_envs,
+            "memory_index": self.memory_index,
+            "env_index": self.env_index,
+            "filled": self.filled,
+            "sampling_indexes": self.sampling_indexes,
+            "shapes": {name: tuple(tensor.shape) for name, tensor in self.tensors.items()},
+        }
+        if contents:
+            state["tensors"] = {name: self._to_numpy(tensor).copy() for name, tensor in self.tensors.items()}
+        return state
+
+    def check_run_state(self, state: Mapping[str, Any]) -> None:
+        """:raises ValueError: naming the size, tensor or shape of ``state`` that differs from this memory."""
+        if (state["memory_size"], state["num_envs"]) != (self.memory_size, self.num_envs):
+            raise ValueError(
+                f"memory_size={state['memory_size']}, num_envs={state['num_envs']} in the checkpoint, "
+                f"memory_size={self.memory_size}, num_envs={self.num_envs} here"
+            )
+        here = {name: tuple(tensor.shape) for name, tensor in self.tensors.items()}
+        if state["shapes"] != here:
+            raise ValueError(f"tensors {state['shapes']} in the checkpoint, {here} here")
+
+    def load_run_state(self, state: Mapping[str, Any]) -> None:
+        """Load :meth:`run_state`'s dict (checked by :meth:`check_run_state`) in place."""
+        for name, array in state.get("tensors", {}).items():
+            self._write(self.tensors[name], Ellipsis, array)
+        self.memory_index, self.env_index, self.filled = state["memory_index"], state["env_index"], state["filled"]
+        self.sampling_indexes = state["sampling_indexes"]
 
     def save(self, directory: str = "", format: str = "pt") -> None:
         """Write the memory to ``<directory>/memories/<timestamp>_memory_<id>.<format>``.

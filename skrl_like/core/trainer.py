@@ -9,14 +9,20 @@ backend's ``SequentialTrainer``/``StepTrainer`` is a plain subclass of its ``Tra
 import atexit
 import contextlib
 import numbers
+import os
+import random
+import signal
 import sys
-from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
+import threading
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tqdm
 
 from skrl_like import logger
+from skrl_like.core import checkpoints
 from skrl_like.core.config import merge_config
+from skrl_like.core.results import RESULTS_FILE, truncate_results, write_params
 from skrl_like.core.spaces import compute_space_size
 
 TRAINER_DEFAULT_CONFIG = {
@@ -26,6 +32,7 @@ TRAINER_DEFAULT_CONFIG = {
     "close_environment_at_exit": True,
     "environment_info": "episode",
     "stochastic_evaluation": False,
+    "checkpoint_keep": 3,
 }
 
 # what the base class falls back to for keys a (custom) subclass does not pass
@@ -73,6 +80,11 @@ _CFG_CHECKS = {
     "close_environment_at_exit": (_is_bool, "a bool", "False"),
     "environment_info": (lambda v: isinstance(v, str), "a str: the infos key whose scalars are logged", "'episode'"),
     "stochastic_evaluation": (_is_bool, "a bool (True evaluates with sampled actions)", "True"),
+    "checkpoint_keep": (
+        lambda v: _is_int(v) and v >= 0,
+        "an int >= 0: how many of the last full-state checkpoints to keep (0 keeps all)",
+        "5",
+    ),
 }
 
 
@@ -103,7 +115,13 @@ class TrainerCore:
         self.close_environment_at_exit = self.cfg["close_environment_at_exit"]
         self.environment_info = self.cfg["environment_info"]
         self.stochastic_evaluation = self.cfg["stochastic_evaluation"]
+        self.checkpoint_keep = self.cfg["checkpoint_keep"]
+        #: the timestep the next ``train()`` starts from: 0, then where the last ``train()`` or ``restore`` left off
         self.initial_timestep = 0
+        self._resume_states: Any = None  # the observations the next train() continues from (None: reset the env)
+        self._stop_requested = False  # set by Ctrl-C during train(): stop after the current step
+        self._loop_bar: Optional[tqdm.tqdm] = None
+        self._params_written = False
         if self._is_distributed_worker():
             self.disable_progressbar = True
 
@@ -339,7 +357,8 @@ class TrainerCore:
         return "\n".join(lines)
 
     def _init_agents(self) -> None:
-        for agent in self._agent_list:
+        for agent, (start, end) in zip(self._agent_list, self._scopes):
+            agent.environments_per_timestep = end - start
             agent.init(trainer_cfg=self.cfg)
 
     def _set_running_mode(self, mode: str) -> None:
@@ -449,10 +468,18 @@ class TrainerCore:
                 for agent in self._agent_list:
                     agent.track_data(f"Info / {key}", scalar)
 
-    def _progress(self) -> Iterator[int]:
-        return tqdm.tqdm(
-            range(self.initial_timestep, self.timesteps), disable=self.disable_progressbar, file=sys.stdout
+    def _progress(self, start: Optional[int] = None) -> Iterator[int]:
+        """The loop's timesteps ``start`` (default ``initial_timestep``) to ``timesteps``, under a bar that counts
+        from ``start`` (a resumed run's bar continues where it stopped)."""
+        start = self.initial_timestep if start is None else start
+        self._loop_bar = tqdm.tqdm(
+            range(start, self.timesteps),
+            initial=start,
+            total=self.timesteps,
+            disable=self.disable_progressbar,
+            file=sys.stdout,
         )
+        return self._loop_bar
 
     # -- the two loops a concrete trainer picks from --------------------------------------------------------
 
@@ -503,21 +530,32 @@ class TrainerCore:
 
     def _multi_agent_loop(self, evaluate: bool) -> None:
         self._set_running_mode("eval" if evaluate else "train")
-        states, shared_states = self._multi_agent_reset()
-        for timestep in self._progress():
-            _, (states, shared_states) = self._multi_agent_step(
-                states, shared_states, timestep, self.timesteps, evaluate
-            )
+        states, shared_states = self._start_states(evaluate, multi_agent=True)
+        save_at = self._next_save_timestep(evaluate)
+        with self._run_guard(evaluate):
+            for timestep in self._progress(0 if evaluate else None):
+                _, (states, shared_states) = self._multi_agent_step(
+                    states, shared_states, timestep, self.timesteps, evaluate
+                )
+                if timestep == save_at or self._stop_requested:
+                    save_at = self._at_save_point(timestep, (states, shared_states))
+            self._finish_loop(evaluate, (states, shared_states))
 
     def _loop(self, evaluate: bool) -> None:
-        """The whole run: ``timesteps - initial_timestep`` interaction steps (``SequentialTrainer``)."""
+        """The whole run: ``timesteps - initial_timestep`` interaction steps (``SequentialTrainer``); training
+        continues from where the last ``train()`` or :meth:`restore` left off, evaluation starts at timestep 0."""
         if self._is_multi_agent():
             return self._multi_agent_loop(evaluate)
         self._set_running_mode("eval" if evaluate else "train")
-        states, _ = self.env.reset()
-        for timestep in self._progress():
-            next_states, _, terminated, truncated, _ = self._step(states, timestep, self.timesteps, evaluate)
-            states, _ = self._next_states(next_states, terminated, truncated)
+        states = self._start_states(evaluate)
+        save_at = self._next_save_timestep(evaluate)
+        with self._run_guard(evaluate):
+            for timestep in self._progress(0 if evaluate else None):
+                next_states, _, terminated, truncated, _ = self._step(states, timestep, self.timesteps, evaluate)
+                states, _ = self._next_states(next_states, terminated, truncated)
+                if timestep == save_at or self._stop_requested:
+                    save_at = self._at_save_point(timestep, states)
+            self._finish_loop(evaluate, states)
 
     def _prepare_stepping(self) -> None:
         """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states."""
@@ -573,6 +611,7 @@ class TrainerCore:
         running = np.zeros(num_envs)
         partial = np.full(num_envs, num_envs > 1)  # the episode each sub-env is in may have begun in training
         states, _ = self.env.reset()
+        self._resume_states = None  # the episodes played here move the env on: the next train() asks it again
         try:
             for timestep in range(max_timesteps):
                 with self._no_grad():
@@ -591,6 +630,268 @@ class TrainerCore:
             agent.set_running_mode("train" if previous_mode else "eval")
         finished = sum(len(env_returns) for env_returns in returns)
         raise RuntimeError(f"Only {finished} of {num_episodes} episodes ended within {max_timesteps} steps")
+
+    # -- continuation, full-state checkpoints, run directory (issue 14) ---------------------------------------------
+    # Kept apart from the loops: a loop calls _start_states, _next_save_timestep, _run_guard, _at_save_point and
+    # _finish_loop, and only _at_save_point runs inside it (at checkpoint timesteps and after a Ctrl-C).
+
+    def _backend_random_state(self) -> Any:
+        """Backend: the backend's global random state (torch's generators, the JAX root key stream)."""
+        return None
+
+    def _set_backend_random_state(self, state: Any) -> None:
+        """Backend: restore :meth:`_backend_random_state`'s value."""
+
+    backend = ""  # "torch" or "jax": a checkpoint of one backend is not loaded by the other
+
+    def _start_states(self, evaluate: bool, multi_agent: bool = False) -> Any:
+        """Where a loop starts: training continues from the observations the last ``train()`` (or :meth:`restore`)
+        left; otherwise (and always for evaluation) the environment is reset."""
+        if not evaluate:
+            self._write_params()
+            for agent in self._agent_list:
+                agent.mark_run_start(self.initial_timestep)
+            if self._resume_states is not None:
+                states, self._resume_states = self._resume_states, None
+                return states
+        if multi_agent:
+            return self._multi_agent_reset()
+        with self._no_grad():
+            return self.env.reset()[0]
+
+    def _checkpoint_interval(self) -> int:
+        """The first agent's (resolved) checkpoint interval: full-state checkpoints are written with its files."""
+        interval = getattr(self._agent_list[0], "checkpoint_interval", 0)
+        return interval if isinstance(interval, (int, np.integer)) else 0
+
+    def _next_save_timestep(self, evaluate: bool, after: Optional[int] = None) -> int:
+        """The loop timestep after which the next periodic full-state checkpoint is written (-1: none): the step
+        whose ``post_interaction`` writes the agent's checkpoint, ``(timestep + 1) % checkpoint_interval == 0``."""
+        interval = self._checkpoint_interval()
+        if evaluate or interval <= 0:
+            return -1
+        first = self.initial_timestep if after is None else after + 1
+        return max(-(-(first + 1) // interval) * interval - 1, interval - 1)
+
+    @contextlib.contextmanager
+    def _run_guard(self, evaluate: bool) -> Iterator[None]:
+        """While training: Ctrl-C asks the loop to stop after the current step (a second one interrupts at once),
+        and the bar shows the latest row's mean return and env-steps/s (updated only when a row is written)."""
+        if evaluate:
+            yield
+            return
+        self._stop_requested = False
+        previous_handler = None
+        if threading.current_thread() is threading.main_thread() and not self._is_distributed_worker():
+
+            def request_stop(signum: int, frame: Any) -> None:
+                if self._stop_requested:
+                    raise KeyboardInterrupt
+                self._stop_requested = True
+                logger.warning("Interrupted: stopping after this step and writing a checkpoint (Ctrl-C again to abort)")
+
+            try:
+                previous_handler = signal.signal(signal.SIGINT, request_stop)
+            except ValueError:  # signals unavailable here (e.g. an embedded interpreter)
+                previous_handler = None
+        listener = self._show_result
+        first_agent = self._agent_list[0]
+        first_agent.result_listeners.append(listener)
+        try:
+            yield
+        except BaseException as error:
+            if self._stop_requested and not isinstance(error, KeyboardInterrupt):
+                raise KeyboardInterrupt(f"interrupted during a step ({type(error).__name__}: {error})") from error
+            raise
+        finally:
+            if listener in first_agent.result_listeners:
+                first_agent.result_listeners.remove(listener)
+            if previous_handler is not None:
+                signal.signal(signal.SIGINT, previous_handler)
+            self._stop_requested = False
+
+    def _show_result(self, row: Mapping[str, Any]) -> None:
+        """Result listener: the latest mean return and env-steps/s in the progress bar's postfix."""
+        bar = self._loop_bar
+        if bar is None or bar.disable:
+            return
+        postfix = {}
+        mean_return = row.get("Reward / Total reward (mean)")
+        if mean_return is not None:
+            postfix["return"] = f"{mean_return:.4g}"
+        if row.get("env_steps_per_second") is not None:
+            postfix["env steps/s"] = f"{row['env_steps_per_second']:.4g}"
+        if postfix:
+            bar.set_postfix(postfix, refresh=False)
+
+    def _at_save_point(self, timestep: int, states: Any) -> int:
+        """After loop step ``timestep``: write the periodic full-state checkpoint when due, or, after a Ctrl-C, write
+        one and stop (raising ``KeyboardInterrupt``). Returns the next checkpoint timestep."""
+        self.initial_timestep, self._resume_states = timestep + 1, states
+        if self._checkpoint_interval() > 0:
+            path = self.save()
+            if self._is_best_checkpoint(timestep + 1):
+                checkpoints.copy_checkpoint(path, os.path.join(os.path.dirname(path), checkpoints.BEST_NAME))
+        if self._stop_requested:
+            raise KeyboardInterrupt(f"training stopped by Ctrl-C after timestep {timestep + 1}")
+        return self._next_save_timestep(False, after=timestep)
+
+    def _is_best_checkpoint(self, timestep: int) -> bool:
+        """Whether the checkpoint at ``timestep`` is the best so far: the first agent found a new best mean return
+        at this timestep (its ``best_agent`` file is written now too)."""
+        best = getattr(self._agent_list[0], "checkpoint_best_modules", None) or {}
+        return best.get("timestep") == timestep and bool(best.get("modules"))
+
+    def _finish_loop(self, evaluate: bool, states: Any) -> None:
+        """After a training loop: remember where it stopped (a later ``train()`` continues from there) and write the
+        run's final full-state checkpoint (unless the last step just wrote one)."""
+        if evaluate:
+            return
+        ran = self.timesteps > self.initial_timestep
+        already_saved = self.initial_timestep == self.timesteps and self._resume_states is states
+        self.initial_timestep, self._resume_states = max(self.timesteps, self.initial_timestep), states
+        if ran and not already_saved and self._checkpoint_interval() > 0:
+            self.save()
+
+    def _checkpoint_directory(self) -> str:
+        return os.path.join(self._agent_list[0].experiment_dir, "checkpoints")
+
+    def _random_state(self) -> Dict[str, Any]:
+        return {"python": random.getstate(), "numpy": np.random.get_state(), "backend": self._backend_random_state()}
+
+    def _set_random_state(self, state: Mapping[str, Any]) -> None:
+        random.setstate(state["python"])
+        np.random.set_state(state["numpy"])
+        self._set_backend_random_state(state["backend"])
+
+    def _environment_state(self) -> Any:
+        run_state = getattr(type(self.env), "run_state", None)
+        if run_state is None:
+            logger.warning(
+                f"The environment wrapper ({type(self.env).__name__}) cannot save its environment's state: a run "
+                "resumed from this checkpoint resets the environment, so it does not continue exactly"
+            )
+            return None
+        return self.env.run_state()
+
+    def save(self, path: Optional[str] = None) -> str:
+        """Write a full-state checkpoint of the run (atomically) and return its path.
+
+        It holds what :meth:`restore` needs to continue exactly: every agent's state (models, optimizers, learning
+        rate schedulers, preprocessors, key streams, counters, tracking, memories per
+        ``cfg["experiment"]["checkpoint_memory"]``), the timestep the next ``train()`` starts from, the current
+        observations, the environment's state where it can be saved, and the random states of Python, NumPy and the
+        backend. Without ``path`` it goes to the first agent's ``<experiment_dir>/checkpoints/run_<timestep>.ckpt``
+        and only the last ``cfg["checkpoint_keep"]`` such files (and ``run_best.ckpt``) are kept.
+
+        :param path: where to write it (a file path); ``None`` for the default location.
+        """
+        default = path is None
+        if default:
+            path = checkpoints.checkpoint_path(self._checkpoint_directory(), self.initial_timestep)
+        env_state = self._environment_state() if self._resume_states is not None else None
+        payload = {
+            "backend": self.backend,
+            "timestep": self.initial_timestep,
+            "trainer": {
+                "class": type(self).__name__,
+                "num_envs": self.env.num_envs,
+                "scopes": list(self._scopes),
+                "states": self._resume_states if env_state is not None else None,
+            },
+            "agents": [agent.run_state() for agent in self._agent_list],
+            "random": self._random_state(),
+            "env": env_state,
+        }
+        checkpoints.write_checkpoint(path, payload)
+        if default:
+            checkpoints.prune_checkpoints(os.path.dirname(path), self.checkpoint_keep, protect=path)
+        return path
+
+    def restore(self, path: str) -> None:
+        """Load a full-state checkpoint written by :meth:`save` into this trainer (built the same way: the same
+        agents, models, memories and environment) so that the next ``train()`` continues the run exactly: from the
+        saved timestep (the progress bar and TensorBoard steps continue from it) up to ``cfg["timesteps"]``.
+
+        Everything is checked before anything is changed. Rows of the agents' ``results.jsonl`` after the saved
+        timestep (written by the run after its checkpoint, before it stopped) are dropped: the resumed run writes
+        them again.
+
+        :param path: a checkpoint file, or a run directory (its last checkpoint, see
+            :func:`~skrl_like.core.checkpoints.find_checkpoint`).
+        :raises FileNotFoundError: no checkpoint there.
+        :raises ValueError: (:class:`~skrl_like.core.checkpoints.CheckpointMismatchError`) the file is corrupt, or
+            does not match this trainer (the message names what differs: backend, trainer, environments, agents,
+            modules, shapes, memories); the trainer is then unchanged.
+        """
+        path = checkpoints.find_checkpoint(path) if os.path.isdir(path) else path
+        payload = checkpoints.read_checkpoint(path)
+        where = f"Run checkpoint '{path}'"
+        trainer = payload["trainer"]
+        problems = []
+        if payload["backend"] != self.backend:
+            problems.append(f"it was written by the {payload['backend']} backend, this trainer is {self.backend}")
+        if trainer["num_envs"] != self.env.num_envs:
+            problems.append(f"it has {trainer['num_envs']} environments, this trainer {self.env.num_envs}")
+        saved_agents = [state["class"] for state in payload["agents"]]
+        agents = [type(agent).__name__ for agent in self._agent_list]
+        if saved_agents != agents:
+            problems.append(f"it holds the agents {saved_agents}, this trainer {agents}")
+        elif [tuple(scope) for scope in trainer["scopes"]] != [tuple(scope) for scope in self._scopes]:
+            problems.append(f"its agents' scopes are {trainer['scopes']}, this trainer's {self._scopes}")
+        if problems:
+            raise checkpoints.CheckpointMismatchError(f"{where} does not match this trainer: {'; '.join(problems)}")
+        actions = []
+        for index, (agent, state) in enumerate(zip(self._agent_list, payload["agents"])):
+            try:
+                actions.append(agent._check_run_state(state, f"agent {index} ({agents[index]})"))
+            except ValueError as error:
+                raise checkpoints.CheckpointMismatchError(f"{where}: {error}") from error
+        for agent, agent_actions in zip(self._agent_list, actions):
+            agent._load_run_state(agent_actions)
+        self._set_random_state(payload["random"])
+        states = trainer["states"]
+        if payload["env"] is not None and getattr(type(self.env), "load_run_state", None) is not None:
+            self.env.load_run_state(payload["env"])
+        else:
+            states = None
+            if payload["env"] is None:
+                logger.warning(f"{where} holds no environment state: the environment is reset when training resumes")
+        self.initial_timestep, self._resume_states = int(payload["timestep"]), states
+        for agent in self._agent_list:
+            truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)
+
+    def _write_params(self) -> None:
+        """``params.json`` in every agent's run directory that gets files (the first time a training loop starts)."""
+        if self._params_written:
+            return
+        self._params_written = True
+        env = self.env
+        spec = getattr(getattr(env, "_env", None), "spec", None) or getattr(env, "spec", None)
+        params = {
+            "trainer": {"class": type(self).__name__, "backend": self.backend, "cfg": self.cfg},
+            "env": {
+                "class": type(env).__name__,
+                "id": getattr(spec, "id", None),
+                "num_envs": env.num_envs,
+                "observation_space": str(getattr(env, "observation_space", None)),
+                "action_space": str(getattr(env, "action_space", None)),
+                "device": str(getattr(env, "device", None)),
+            },
+            "agents": [
+                {
+                    "class": type(agent).__name__,
+                    "experiment_dir": agent.experiment_dir,
+                    "scope": list(scope),
+                    "models": {role: type(model).__name__ for role, model in getattr(agent, "models", {}).items()},
+                    "cfg": agent.cfg,
+                }
+                for agent, scope in zip(self._agent_list, self._scopes)
+            ],
+        }
+        for agent in self._agent_list:
+            if agent.write_interval or agent.checkpoint_interval:
+                write_params(agent.experiment_dir, params)
 
     # -- public API (skrl names) -----------------------------------------------------------------------------
 

@@ -25,7 +25,15 @@ from skrl_like.utils import set_seed
 
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
-HOOKS = {"_no_grad", "_stack", "_info_scalar", "_to_numpy", "_is_distributed_worker"}
+HOOKS = {
+    "_no_grad",
+    "_stack",
+    "_info_scalar",
+    "_to_numpy",
+    "_is_distributed_worker",
+    "_backend_random_state",
+    "_set_backend_random_state",
+}
 
 
 # -- the two backends' models ----------------------------------------------------------------------------------

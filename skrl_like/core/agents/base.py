@@ -7,7 +7,8 @@ device parsing, placing models, reading/writing module states, and the episode-t
 import collections
 import datetime
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
+import time
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import gymnasium
 import numpy as np
@@ -16,12 +17,32 @@ from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.off_policy import stored_next_states
 from skrl_like.core.io import atomic_write
+from skrl_like.core.memory_index import MemoryBase
 from skrl_like.core.network_definition import NetworkInputError
+from skrl_like.core.results import RESULTS_FILE, append_result_row
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.tracking import EpisodeTracker
 
 _WORST_REWARD = -(2**31)
+
+# attributes a resume does not take from the checkpoint: derived from the trainer's configuration (the intervals),
+# set by the loop (the running mode, the results clock) or naming where this process writes
+_NOT_RUN_STATE = frozenset(
+    {
+        "write_interval",
+        "checkpoint_interval",
+        "checkpoint_store_separately",
+        "checkpoint_memory",
+        "cfg",
+        "result_listeners",
+        "training",
+        "environments_per_timestep",
+        "_results_clock",
+    }
+)
+# how deep a container attribute (a dict of lists, a tuple of arrays) is looked into for plain values
+_MAX_PLAIN_DEPTH = 6
 
 
 class AgentCore:
@@ -78,6 +99,12 @@ class AgentCore:
         self.training = True
         self.writer: Optional[SummaryWriter] = None
         self._tracker: Optional[EpisodeTracker] = None
+        #: functions called with every ``results.jsonl`` row (a dict) right after it is written
+        self.result_listeners: List[Callable[[Dict[str, Any]], None]] = []
+        #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
+        self.environments_per_timestep = 1
+        self._results_clock: Optional[Tuple[int, float]] = None  # (timestep, time) of the last row or the run start
+        self.checkpoint_memory = self._resolve_checkpoint_memory(experiment.get("checkpoint_memory", "auto"))
 
         directory = experiment.get("directory", "") or os.path.join(os.getcwd(), "runs")
         name = experiment.get("experiment_name", "") or "{}_{}".format(
@@ -346,8 +373,10 @@ class AgentCore:
         self.tracking_data[tag].append(value)
 
     def write_tracking_data(self, timestep: int, timesteps: int) -> None:
-        """Write the reduced tracking data at ``timestep`` and clear it."""
+        """Write the reduced tracking data at ``timestep`` to TensorBoard and as one ``results.jsonl`` row, clear it,
+        and hand the row to every function in :attr:`result_listeners`."""
         self._collect_episodes()
+        row: Dict[str, Any] = {}
         for tag, values in self.tracking_data.items():
             numbers = [float(v) for v in values]
             if tag.endswith("(min)"):
@@ -356,11 +385,38 @@ class AgentCore:
                 value = np.max(numbers)
             else:
                 value = np.mean(numbers)
+            row[tag] = float(value)
             if self.writer is not None:
                 self.writer.add_scalar(tag, value, timestep)
         if self.writer is not None:
             self.writer.flush()
         self.tracking_data.clear()
+        self._write_result_row(timestep, row)
+
+    def mark_run_start(self, timestep: int) -> None:
+        """Start the clock of the ``env_steps_per_second`` column at ``timestep`` (the trainer calls it when a loop
+        starts, so that a row's rate covers stepping only, not the set-up)."""
+        self._results_clock = (int(timestep), time.perf_counter())
+
+    def _write_result_row(self, timestep: int, values: Dict[str, float]) -> None:
+        """One ``results.jsonl`` row: the step counters, the wall time, the env-steps rate since the previous row (or
+        the run's start), then the reduced tracked values; appended while TensorBoard writing is on."""
+        now = time.perf_counter()
+        start_timestep, start_time = self._results_clock or (timestep, now)
+        elapsed = now - start_time
+        rate = (timestep - start_timestep) * self.environments_per_timestep / elapsed if elapsed > 0 else None
+        self._results_clock = (timestep, now)
+        row = {
+            "timestep": int(timestep),
+            "env_steps": int(timestep) * self.environments_per_timestep,
+            "wall_time": time.time(),
+            "env_steps_per_second": rate,
+            **values,
+        }
+        if self.writer is not None:
+            append_result_row(os.path.join(self.experiment_dir, RESULTS_FILE), row)
+        for listener in self.result_listeners:
+            listener(row)
 
     def _collect_episodes(self) -> None:
         if self._tracker is not None:
@@ -443,6 +499,200 @@ class AgentCore:
             logger.warning(f"Checkpoint '{path}' has no '{name}' module: it keeps its current state")
         for name, state in checked.items():
             self._restore_state(name, self.checkpoint_modules[name], state)
+
+    # -- full-state checkpoints (trainer.save / trainer.restore) -----------------------------------------------
+
+    def _resolve_checkpoint_memory(self, value: Any) -> bool:
+        """``cfg["experiment"]["checkpoint_memory"]``: ``"auto"`` saves the memory contents of off-policy agents (a
+        replay memory is the data they learn from) and not of on-policy ones (their memory is rewritten by every
+        rollout, so only a checkpoint taken mid-rollout needs it)."""
+        if value == "auto":
+            return "rollouts" not in self.cfg
+        return bool(value)
+
+    def _is_array(self, value: Any) -> bool:
+        """Backend: ``value`` is one of the backend's arrays (not a trainable parameter)."""
+        return False
+
+    def _encode_state(self, state: Any) -> Any:
+        """Backend: a module state as it is pickled into a run checkpoint (read back by :meth:`_check_state`)."""
+        return state
+
+    def _assign_attribute(self, owner: Any, name: str, value: Any) -> None:
+        """Backend: restore one plain attribute (torch copies into a same-shaped tensor, so views stay valid)."""
+        object.__setattr__(owner, name, value)
+
+    def _stateful_attributes(self) -> Dict[str, Any]:
+        """Backend: attributes with a state of their own outside ``checkpoint_modules`` (e.g. torch learning-rate
+        schedulers), saved with :meth:`_get_internal_value` and restored like checkpoint modules."""
+        return {}
+
+    def _is_plain(self, value: Any, depth: int = 0) -> bool:
+        """Numbers, arrays, keys and containers of them: what a run checkpoint copies attribute by attribute."""
+        if value is None or isinstance(value, (bool, int, float, complex, np.generic, np.ndarray)):
+            return True
+        if self._is_array(value):
+            return True
+        if depth >= _MAX_PLAIN_DEPTH:
+            return False
+        if isinstance(value, (list, tuple)):
+            return all(isinstance(item, str) or self._is_plain(item, depth + 1) for item in value)
+        if isinstance(value, dict):
+            return all(
+                isinstance(key, (str, int)) and (isinstance(item, str) or self._is_plain(item, depth + 1))
+                for key, item in value.items()
+            )
+        return False
+
+    def _helper_objects(self) -> Dict[str, Any]:
+        """The agent's own helper objects (schedules, noises, the episode tracker, ...): instances of skrl_like
+        classes held as attributes that are neither modules, memories nor agents; their plain attributes are saved."""
+        module_ids = {id(module) for module in self.checkpoint_modules.values()}
+        module_ids.update(id(model) for model in self.models.values() if model is not None)
+        helpers = {}
+        for name, value in vars(self).items():
+            module = type(value).__module__ or ""
+            if (
+                module.startswith("skrl_like.")
+                and id(value) not in module_ids
+                and not isinstance(value, (AgentCore, MemoryBase, SummaryWriter, type))
+                and not callable(value)
+                and hasattr(value, "__dict__")
+            ):
+                helpers[name] = value
+        return helpers
+
+    def _plain_attributes(self, owner: Any, skip: Iterable[str] = ()) -> Dict[str, Any]:
+        skip = set(skip)
+        return {
+            name: value
+            for name, value in vars(owner).items()
+            if name not in skip and not isinstance(value, str) and self._is_plain(value)
+        }
+
+    def _memories(self) -> Dict[str, Any]:
+        """The agent's memories by attribute name (``memory``, ``secondary_memories/0``, e.g. AMP's ``reply_buffer``)."""
+        found = {}
+        for name, value in vars(self).items():
+            if isinstance(value, MemoryBase):
+                found[name] = value
+            elif isinstance(value, (list, tuple)):
+                found.update({f"{name}/{i}": item for i, item in enumerate(value) if isinstance(item, MemoryBase)})
+        return found
+
+    def _state_modules(self) -> Dict[str, Any]:
+        """Every module a run checkpoint saves: the checkpoint modules, models that are not among them, and the
+        backend's stateful attributes (learning-rate schedulers)."""
+        modules = {name: module for name, module in self.checkpoint_modules.items() if not isinstance(module, Mapping)}
+        known = {id(module) for module in modules.values()}
+        for role, model in self.models.items():
+            if model is not None and not isinstance(model, Mapping) and id(model) not in known:
+                modules[f"models/{role}"] = model
+                known.add(id(model))
+        for name, value in self._stateful_attributes().items():
+            if id(value) not in known:
+                modules[f"attributes/{name}"] = value
+        return modules
+
+    def run_state(self) -> Dict[str, Any]:
+        """Everything an exact resume needs from this agent, as one picklable dict (see :mod:`skrl_like.core.checkpoints`).
+
+        Collected generically, so every agent has it without code of its own: the states of its modules
+        (checkpoint modules, models, learning-rate schedulers), the plain attributes (counters, key streams, the
+        JAX learning rate a KL-adaptive schedule changed, tracked data, the best checkpoint so far) of the agent and
+        of its helper objects (schedules, noises, episode tracker), the memory contents when
+        ``cfg["experiment"]["checkpoint_memory"]`` says so (the write cursor always), and the learners of a
+        multi-agent algorithm.
+        """
+        memories = {}
+        for name, memory in self._memories().items():
+            memories[name] = memory.run_state(contents=self.checkpoint_memory)
+            if not self.checkpoint_memory and (memory.memory_index or memory.env_index) and not memory.filled:
+                logger.warning(
+                    f"{type(self).__name__}: the checkpoint is taken in the middle of a rollout and the memory is not "
+                    "saved, so a resumed run collects a different rollout; set cfg['experiment']['checkpoint_memory'] "
+                    "= True for an exact resume"
+                )
+        return {
+            "class": type(self).__name__,
+            "modules": {
+                name: self._encode_state(self._get_internal_value(module))
+                for name, module in self._state_modules().items()
+            },
+            "attributes": self._plain_attributes(self, skip=_NOT_RUN_STATE),
+            "helpers": {name: self._plain_attributes(helper) for name, helper in self._helper_objects().items()},
+            "memories": memories,
+            "learners": {uid: learner.run_state() for uid, learner in getattr(self, "learners", {}).items()},
+        }
+
+    def load_run_state(self, state: Mapping[str, Any], where: str = "") -> None:
+        """Load what :meth:`run_state` returned (in another process, into an agent built the same way).
+
+        Everything is checked before anything is changed.
+
+        :raises ValueError: naming what does not match (the agent's class, module names, shapes or dtypes, memory
+            tensors); the agent is then left unchanged.
+        """
+        self._load_run_state(self._check_run_state(state, where or type(self).__name__))
+
+    def _check_run_state(self, state: Mapping[str, Any], where: str) -> List[Callable[[], None]]:
+        """Check ``state`` against this agent and return the assignments that load it."""
+        name = type(self).__name__
+        if state.get("class") != name:
+            raise ValueError(f"{where}: the checkpoint holds a {state.get('class')} agent, this is a {name}")
+        modules = self._state_modules()
+        saved = state["modules"]
+        problems = []
+        if set(saved) != set(modules):
+            missing, extra = sorted(set(modules) - set(saved)), sorted(set(saved) - set(modules))
+            problems.append(f"modules differ (missing in the checkpoint: {missing}, only in the checkpoint: {extra})")
+        actions: List[Callable[[], None]] = []
+        for module_name in sorted(set(saved) & set(modules)):
+            module = modules[module_name]
+            try:
+                checked = self._check_state(module_name, module, saved[module_name])
+            except (RuntimeError, ValueError, KeyError, TypeError, NotImplementedError) as error:
+                problems.append(f"module '{module_name}' ({error})")
+                continue
+            actions.append(lambda n=module_name, m=module, c=checked: self._restore_state(n, m, c))
+        memories = self._memories()
+        if set(state["memories"]) != set(memories):
+            problems.append(f"memories differ (checkpoint: {sorted(state['memories'])}, here: {sorted(memories)})")
+        for memory_name in sorted(set(state["memories"]) & set(memories)):
+            try:
+                memories[memory_name].check_run_state(state["memories"][memory_name])
+            except ValueError as error:
+                problems.append(f"memory '{memory_name}' ({error})")
+                continue
+            actions.append(lambda m=memories[memory_name], s=state["memories"][memory_name]: m.load_run_state(s))
+        learners = getattr(self, "learners", {})
+        if set(state.get("learners", {})) != set(learners):
+            problems.append(
+                f"agents differ (checkpoint: {sorted(state.get('learners', {}))}, here: {sorted(learners)})"
+            )
+        for uid in sorted(set(state.get("learners", {})) & set(learners)):
+            try:
+                actions.extend(learners[uid]._check_run_state(state["learners"][uid], f"{where} agent '{uid}'"))
+            except ValueError as error:
+                problems.append(str(error))
+        if problems:
+            raise ValueError(f"{where}: the checkpoint does not match this agent's {'; '.join(problems)}")
+        for attribute, value in state["attributes"].items():
+            if attribute not in _NOT_RUN_STATE:
+                actions.append(lambda a=attribute, v=value: self._assign_attribute(self, a, v))
+        helpers = self._helper_objects()
+        for helper_name, attributes in state["helpers"].items():
+            helper = helpers.get(helper_name)
+            if helper is None:  # e.g. no episode tracker in a process that does not write
+                continue
+            for attribute, value in attributes.items():
+                actions.append(lambda h=helper, a=attribute, v=value: self._assign_attribute(h, a, v))
+        return actions
+
+    @staticmethod
+    def _load_run_state(actions: List[Callable[[], None]]) -> None:
+        for action in actions:
+            action()
 
     def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
         raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")

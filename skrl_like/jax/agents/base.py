@@ -80,6 +80,12 @@ class Agent(AgentCore):
         else:  # an optimizer: its entry rebinds the agent's attribute
             self.checkpoint_modules[name] = module.replace(state=state)
 
+    def _is_array(self, value: Any) -> bool:
+        return isinstance(value, jax.Array)
+
+    def _encode_state(self, state: Any) -> Any:
+        return flax.serialization.to_bytes(state)  # what _check_state reads, as from a file of Agent.save
+
     def track_data(self, tag: str, value: Any) -> None:
         """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
 

@@ -26,5 +26,27 @@ class Trainer(TrainerCore):
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
 
+    backend = "jax"
+
+    def _backend_random_state(self) -> Any:
+        # the root key stream agents and models split their keys from, as host data (a seed not yet turned into a
+        # key stays the (0, seed) pair it is)
+        jax_config = config.jax
+        key = jax_config._key
+        return {
+            "key": np.asarray(jax.device_get(key), dtype=np.uint32),
+            "is_key": not isinstance(key, np.ndarray),
+            "initialized_models": jax_config._initialized_models,
+        }
+
+    def _set_backend_random_state(self, state: Any) -> None:
+        jax_config = config.jax
+        if state["is_key"]:
+            with jax.default_device(jax_config.device):
+                jax_config._key = jnp.asarray(state["key"])
+        else:
+            jax_config._key = state["key"]
+        jax_config._initialized_models = state["initialized_models"]
+
 
 __all__ = ["Trainer", "generate_equally_spaced_scopes"]

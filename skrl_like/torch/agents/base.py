@@ -55,6 +55,32 @@ class Agent(AgentCore):
         if hasattr(module, "eval"):
             module.eval()
 
+    def _is_array(self, value: Any) -> bool:
+        return isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)
+
+    def _assign_attribute(self, owner: Any, name: str, value: Any) -> None:
+        current = getattr(owner, name, None)
+        if (
+            isinstance(current, torch.Tensor)
+            and isinstance(value, torch.Tensor)
+            and current.shape == value.shape
+            and current.dtype == value.dtype
+        ):
+            with torch.no_grad():
+                current.copy_(value)  # in place: views of it (and references to it) stay valid
+        else:
+            object.__setattr__(owner, name, value)
+
+    def _stateful_attributes(self) -> dict:
+        # learning-rate schedulers (skrl does not checkpoint them: a resumed LinearLR would start over)
+        return {
+            name: value
+            for name, value in vars(self).items()
+            if callable(getattr(value, "state_dict", None))
+            and callable(getattr(value, "load_state_dict", None))
+            and not isinstance(value, type)
+        }
+
     def _autocast(self) -> Any:
         """``torch.autocast`` on the agent's device when ``self._mixed_precision`` (set by agents with the
         ``mixed_precision`` key) is on, else a no-op context: wrap forward passes in it."""

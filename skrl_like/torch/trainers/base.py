@@ -27,5 +27,16 @@ class Trainer(TrainerCore):
     def _is_distributed_worker(self) -> bool:
         return config.torch.is_distributed and config.torch.rank != 0
 
+    backend = "torch"
+
+    def _backend_random_state(self) -> Any:
+        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        return {"cpu": torch.get_rng_state(), "cuda": cuda}
+
+    def _set_backend_random_state(self, state: Any) -> None:
+        torch.set_rng_state(state["cpu"])
+        if state["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+
 
 __all__ = ["Trainer", "generate_equally_spaced_scopes"]

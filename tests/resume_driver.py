@@ -1,0 +1,147 @@
+"""Run the resume scenarios of tests/core/test_resume.py in a process of their own (a resumed run must not share
+anything with the run that saved but the checkpoint file).
+
+    python tests/resume_driver.py BACKEND ALGORITHMS MODE OUT_DIR [STEPS]
+
+MODE ``full`` trains each algorithm for ``2 * STEPS`` steps and stores its parameters (``<algo>_full.npz``), then
+trains a fresh set-up for ``STEPS`` steps and writes a full-state checkpoint (``<algo>_half.ckpt``). MODE ``resume``
+builds the same set-up for ``2 * STEPS`` steps, restores that checkpoint, trains on and stores the parameters
+(``<algo>_resumed.npz``). MODE ``killable`` trains ``2 * STEPS`` slow steps with a full-state checkpoint every
+``STEPS // 4`` (to be killed), MODE ``restart`` restores the killed run's last checkpoint and finishes it.
+"""
+
+import os
+import sys
+import time
+
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+from examples import load_example  # noqa: E402
+from skrl_like.utils import set_seed  # noqa: E402
+
+ENVS = {"ppo": "CartPole-v1", "dqn": "CartPole-v1", "sac": "Pendulum-v1"}
+
+
+def slow_rewards(rewards, timestep, timesteps):
+    time.sleep(0.004)
+    return rewards
+
+
+def build(backend, algorithm, timesteps, directory, checkpoint_interval=0, slow=False):
+    """The trainer of one scenario: the repository's example agent made tiny, on 2 sync sub-envs."""
+    if backend == "torch":
+        from skrl_like.torch.envs.wrappers import wrap_env
+        from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+        from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+        from skrl_like.torch.trainers import SequentialTrainer
+    else:
+        from skrl_like.jax.envs.wrappers import wrap_env
+        from skrl_like.jax.resources.preprocessors import RunningStandardScaler
+        from skrl_like.jax.resources.schedulers import KLAdaptiveLR
+        from skrl_like.jax.trainers import SequentialTrainer
+
+    set_seed(7)
+    env = wrap_env(gym.make_vec(ENVS[algorithm], num_envs=2, vectorization_mode="sync"))
+    experiment = {
+        "directory": directory,
+        "experiment_name": algorithm,
+        "write_interval": 4,
+        "checkpoint_interval": checkpoint_interval,
+    }
+    if algorithm == "ppo":
+        example = load_example(backend, "ppo_cartpole")
+        # the KL-adaptive learning rate and the preprocessors are state a resume must carry
+        example.PPO_DEFAULT_CONFIG = {
+            **example.PPO_DEFAULT_CONFIG,
+            "learning_rate_scheduler": KLAdaptiveLR,
+            "learning_rate_scheduler_kwargs": {"kl_threshold": 0.002},
+            "state_preprocessor": RunningStandardScaler,
+            "state_preprocessor_kwargs": {"size": env.observation_space},
+            "value_preprocessor": RunningStandardScaler,
+            "value_preprocessor_kwargs": {"size": 1},
+            "rewards_shaper": slow_rewards if slow else None,
+        }
+        agent = example.make_agent(env, rollouts=8, experiment=experiment)
+    elif algorithm == "dqn":
+        example = load_example(backend, "dqn_cartpole")
+        example.HYPERPARAMETERS.update(
+            memory_size=64, batch_size=8, learning_starts=10, exploration={"timesteps": 40, "final_epsilon": 0.05}
+        )
+        agent = example.make_agent(env, experiment=experiment)
+    else:
+        example = load_example(backend, "sac_pendulum")
+        agent = example.make_agent(
+            env, experiment=experiment, hidden=(16, 16), memory_size=64, batch_size=8, learning_starts=10
+        )
+    return SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": True})
+
+
+def parameters(trainer):
+    """Every model's parameters (and the optimizers' and preprocessors' states) as named arrays."""
+    agent = trainer.agents
+    arrays = {}
+    for name, module in agent.checkpoint_modules.items():
+        state = agent._get_internal_value(module)
+        if hasattr(state, "items") and not hasattr(module, "state"):
+            flat = _flatten(state, name)
+        else:
+            flat = _flatten(state, name)
+        arrays.update(flat)
+    return arrays
+
+
+def _flatten(value, prefix):
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}/{key}"))
+        return out
+    if isinstance(value, (list, tuple)):
+        out = {}
+        for index, item in enumerate(value):
+            out.update(_flatten(item, f"{prefix}/{index}"))
+        return out
+    if hasattr(value, "detach"):
+        return {prefix: value.detach().cpu().numpy()}
+    if hasattr(value, "shape") or isinstance(value, (int, float)):
+        return {prefix: np.asarray(value)}
+    if hasattr(value, "_asdict"):
+        return _flatten(value._asdict(), prefix)
+    return {}
+
+
+def main():
+    backend, algorithms, mode, out = sys.argv[1], sys.argv[2].split(","), sys.argv[3], sys.argv[4]
+    steps = int(sys.argv[5]) if len(sys.argv) > 5 else 40
+    from skrl_like.core.checkpoints import find_checkpoint
+
+    for algorithm in algorithms:
+        if mode == "full":
+            trainer = build(backend, algorithm, 2 * steps, os.path.join(out, "full"))
+            trainer.train()
+            np.savez(os.path.join(out, f"{algorithm}_full.npz"), **parameters(trainer))
+            trainer = build(backend, algorithm, steps, os.path.join(out, "half"))
+            trainer.train()
+            trainer.save(os.path.join(out, f"{algorithm}_half.ckpt"))
+        elif mode == "resume":
+            trainer = build(backend, algorithm, 2 * steps, os.path.join(out, "resumed"))
+            trainer.restore(os.path.join(out, f"{algorithm}_half.ckpt"))
+            trainer.train()
+            np.savez(os.path.join(out, f"{algorithm}_resumed.npz"), **parameters(trainer))
+        elif mode == "killable":
+            trainer = build(backend, algorithm, 2 * steps, os.path.join(out, "killed"), steps // 4, slow=True)
+            trainer.train()
+        elif mode == "restart":
+            trainer = build(backend, algorithm, 2 * steps, os.path.join(out, "killed"), steps // 4, slow=True)
+            trainer.restore(find_checkpoint(os.path.join(out, "killed", algorithm)))
+            trainer.train()
+            np.savez(os.path.join(out, f"{algorithm}_restarted.npz"), **parameters(trainer))
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
