@@ -27,12 +27,26 @@ ENVS = {"ppo": "CartPole-v1", "dqn": "CartPole-v1", "sac": "Pendulum-v1"}
 
 
 def slow_rewards(rewards, timestep, timesteps):
-    time.sleep(0.004)
+    time.sleep(0.01)  # so that a test can kill the run between two checkpoints
     return rewards
 
 
-def build(backend, algorithm, timesteps, directory, checkpoint_interval=0, slow=False):
-    """The trainer of one scenario: the repository's example agent made tiny, on 2 sync sub-envs."""
+def build(
+    backend,
+    algorithm,
+    timesteps,
+    directory,
+    checkpoint_interval=0,
+    slow=False,
+    ppo_cfg=None,
+    experiment=None,
+    trainer_cfg=None,
+    num_envs=2,
+):
+    """The trainer of one scenario: the repository's example agent made tiny, on ``num_envs`` sync sub-envs.
+
+    ``ppo_cfg``, ``experiment`` and ``trainer_cfg`` update the PPO config, the experiment dict and the trainer cfg.
+    """
     if backend == "torch":
         from skrl_like.torch.envs.wrappers import wrap_env
         from skrl_like.torch.resources.preprocessors import RunningStandardScaler
@@ -45,12 +59,13 @@ def build(backend, algorithm, timesteps, directory, checkpoint_interval=0, slow=
         from skrl_like.jax.trainers import SequentialTrainer
 
     set_seed(7)
-    env = wrap_env(gym.make_vec(ENVS[algorithm], num_envs=2, vectorization_mode="sync"))
+    env = wrap_env(gym.make_vec(ENVS[algorithm], num_envs=num_envs, vectorization_mode="sync"))
     experiment = {
         "directory": directory,
         "experiment_name": algorithm,
         "write_interval": 4,
         "checkpoint_interval": checkpoint_interval,
+        **(experiment or {}),
     }
     if algorithm == "ppo":
         example = load_example(backend, "ppo_cartpole")
@@ -64,12 +79,17 @@ def build(backend, algorithm, timesteps, directory, checkpoint_interval=0, slow=
             "value_preprocessor": RunningStandardScaler,
             "value_preprocessor_kwargs": {"size": 1},
             "rewards_shaper": slow_rewards if slow else None,
+            **(ppo_cfg or {}),
         }
-        agent = example.make_agent(env, rollouts=8, experiment=experiment)
+        # a checkpoint in the middle of a rollout resumes exactly only with the memory saved (off by default)
+        agent = example.make_agent(env, rollouts=8, experiment={"checkpoint_memory": True, **experiment})
     elif algorithm == "dqn":
         example = load_example(backend, "dqn_cartpole")
         example.HYPERPARAMETERS.update(
-            memory_size=64, batch_size=8, learning_starts=10, exploration={"timesteps": 40, "final_epsilon": 0.05}
+            memory_size=64,
+            batch_size=8,
+            learning_starts=10,
+            exploration={"initial_epsilon": 1.0, "timesteps": 40, "final_epsilon": 0.05},
         )
         agent = example.make_agent(env, experiment=experiment)
     else:
@@ -77,7 +97,9 @@ def build(backend, algorithm, timesteps, directory, checkpoint_interval=0, slow=
         agent = example.make_agent(
             env, experiment=experiment, hidden=(16, 16), memory_size=64, batch_size=8, learning_starts=10
         )
-    return SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": True})
+    cfg = {"timesteps": timesteps, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+    cfg.update(trainer_cfg or {})
+    return SequentialTrainer(env=env, agents=agent, cfg=cfg)
 
 
 def parameters(trainer):
@@ -85,12 +107,13 @@ def parameters(trainer):
     agent = trainer.agents
     arrays = {}
     for name, module in agent.checkpoint_modules.items():
-        state = agent._get_internal_value(module)
-        if hasattr(state, "items") and not hasattr(module, "state"):
-            flat = _flatten(state, name)
-        else:
-            flat = _flatten(state, name)
-        arrays.update(flat)
+        arrays.update(_flatten(agent._get_internal_value(module), name))
+    for name in ("_learning_rate", "scheduler"):  # the KL-adapted learning rate (JAX attribute, torch scheduler)
+        value = getattr(agent, name, None)
+        if name == "scheduler" and value is not None:
+            value = value.get_last_lr()[0]
+        if value is not None:
+            arrays["learning_rate"] = np.asarray(value)
     return arrays
 
 
@@ -116,13 +139,16 @@ def _flatten(value, prefix):
 
 def main():
     backend, algorithms, mode, out = sys.argv[1], sys.argv[2].split(","), sys.argv[3], sys.argv[4]
-    steps = int(sys.argv[5]) if len(sys.argv) > 5 else 40
+    steps = int(sys.argv[5]) if len(sys.argv) > 5 else 36
     from skrl_like.core.checkpoints import find_checkpoint
 
     for algorithm in algorithms:
         if mode == "full":
-            trainer = build(backend, algorithm, 2 * steps, os.path.join(out, "full"))
+            trainer = build(backend, algorithm, steps if algorithm == "ppo" else 2 * steps, os.path.join(out, "full"))
             trainer.train()
+            if algorithm == "ppo":  # two train() calls: the second continues the run
+                trainer.timesteps = 2 * steps
+                trainer.train()
             np.savez(os.path.join(out, f"{algorithm}_full.npz"), **parameters(trainer))
             trainer = build(backend, algorithm, steps, os.path.join(out, "half"))
             trainer.train()

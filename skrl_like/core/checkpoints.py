@@ -106,6 +106,13 @@ def read_checkpoint(path: str) -> Dict[str, Any]:
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"Run checkpoint '{path}' does not exist")
+    with open(path, "rb") as file:
+        magic = file.read(4)
+    if magic.startswith(b"PK"):  # a zip archive: torch.save's format, i.e. an agent's or a model's file
+        raise CheckpointMismatchError(
+            f"'{path}' is not a full-state run checkpoint (written by trainer.save) but a torch.save file: a per-agent "
+            "checkpoint (agent_<timestep>.pt) is loaded with agent.load(path)"
+        )
     try:
         with open(path, "rb") as file:
             payload = pickle.load(file)

@@ -613,12 +613,11 @@ class AgentCore:
                     "saved, so a resumed run collects a different rollout; set cfg['experiment']['checkpoint_memory'] "
                     "= True for an exact resume"
                 )
+        modules = self._state_modules()
         return {
             "class": type(self).__name__,
-            "modules": {
-                name: self._encode_state(self._get_internal_value(module))
-                for name, module in self._state_modules().items()
-            },
+            "modules": {name: self._encode_state(self._get_internal_value(module)) for name, module in modules.items()},
+            "module_classes": {name: type(module).__name__ for name, module in modules.items()},
             "attributes": self._plain_attributes(self, skip=_NOT_RUN_STATE),
             "helpers": {name: self._plain_attributes(helper) for name, helper in self._helper_objects().items()},
             "memories": memories,
@@ -649,6 +648,10 @@ class AgentCore:
         actions: List[Callable[[], None]] = []
         for module_name in sorted(set(saved) & set(modules)):
             module = modules[module_name]
+            saved_class = state["module_classes"][module_name]
+            if saved_class != type(module).__name__:
+                problems.append(f"'{module_name}' is a {saved_class} in the checkpoint, a {type(module).__name__} here")
+                continue
             try:
                 checked = self._check_state(module_name, module, saved[module_name])
             except (RuntimeError, ValueError, KeyError, TypeError, NotImplementedError) as error:

@@ -83,6 +83,14 @@ class Agent(AgentCore):
     def _is_array(self, value: Any) -> bool:
         return isinstance(value, jax.Array)
 
+    def _stateful_attributes(self) -> dict:
+        # parameter holders outside checkpoint_modules (e.g. SAC's log entropy coefficient, learned with its own Adam)
+        return {
+            name: value
+            for name, value in vars(self).items()
+            if hasattr(getattr(value, "state_dict", None), "params") and not isinstance(value, type)
+        }
+
     def _encode_state(self, state: Any) -> Any:
         return flax.serialization.to_bytes(state)  # what _check_state reads, as from a file of Agent.save
 
