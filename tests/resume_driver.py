@@ -81,8 +81,7 @@ def build(
             "rewards_shaper": slow_rewards if slow else None,
             **(ppo_cfg or {}),
         }
-        # a checkpoint in the middle of a rollout resumes exactly only with the memory saved (off by default)
-        agent = example.make_agent(env, rollouts=8, experiment={"checkpoint_memory": True, **experiment})
+        agent = example.make_agent(env, rollouts=8, experiment=experiment)
     elif algorithm == "dqn":
         example = load_example(backend, "dqn_cartpole")
         example.HYPERPARAMETERS.update(

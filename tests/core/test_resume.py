@@ -20,7 +20,7 @@ from skrl_like.core.checkpoints import CheckpointMismatchError, find_checkpoint
 from skrl_like.core.results import load_run
 
 DRIVER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resume_driver.py")
-STEPS = 36  # not a multiple of PPO's 8 rollouts: the checkpoint is taken mid-rollout
+STEPS = 36  # not a multiple of PPO's 8 rollouts: the checkpoint is taken mid-rollout (its memory is saved then)
 
 
 def run_driver(*args, check=True):
@@ -279,14 +279,21 @@ def test_a_restored_run_continues_the_step_counts_and_drops_rows_written_after_i
     assert [json.loads(line)["timestep"] for line in results.read_text().splitlines()] == [4, 8, 12, 16, 20, 24]
 
 
-def test_checkpoint_memory_is_validated_and_defaults_to_off_policy_agents(tmp_path):
+def test_checkpoint_memory_is_validated_and_auto_saves_what_a_resume_needs(tmp_path, caplog):
     with pytest.raises(ValueError, match=r"\['checkpoint_memory'\] must be 'auto' .* got 'yes'"):
         build("torch", "ppo", 8, str(tmp_path), experiment={"checkpoint_memory": "yes"})
-    ppo = build("torch", "ppo", 8, str(tmp_path), experiment={"checkpoint_memory": "auto"})
-    assert ppo.agents.checkpoint_memory is False
-    assert build("jax", "dqn", 8, str(tmp_path)).agents.checkpoint_memory is True
-    state = ppo.agents.run_state()
-    assert "tensors" not in state["memories"]["memory"]
+    ppo = build("torch", "ppo", 8, str(tmp_path))
+    ppo.train()  # one whole rollout: nothing of it is read again
+    assert "tensors" not in ppo.agents.run_state()["memories"]["memory"]
+    ppo.timesteps = 11
+    ppo.train()  # mid-rollout: the next update reads these 3 rows
+    assert ppo.agents.run_state()["memories"]["memory"]["tensors"]["states"].shape == (8, 2, 4)
+    dqn = build("torch", "dqn", 8, str(tmp_path / "dqn"))
+    assert "tensors" in dqn.agents.run_state()["memories"]["memory"]  # a replay memory, always
+    off = build("torch", "ppo", 11, str(tmp_path / "off"), experiment={"checkpoint_memory": False})
+    off.train()
+    assert "tensors" not in off.agents.run_state()["memories"]["memory"]
+    assert "in the middle of a rollout and cfg['experiment']['checkpoint_memory'] is False" in caplog.text
 
 
 def test_an_env_whose_state_cannot_be_pickled_warns_and_the_resume_resets_it(tmp_path, caplog):

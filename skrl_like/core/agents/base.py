@@ -104,7 +104,7 @@ class AgentCore:
         #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
         self.environments_per_timestep = 1
         self._results_clock: Optional[Tuple[int, float]] = None  # (timestep, time) of the last row or the run start
-        self.checkpoint_memory = self._resolve_checkpoint_memory(experiment.get("checkpoint_memory", "auto"))
+        self.checkpoint_memory: Union[str, bool] = experiment.get("checkpoint_memory", "auto")
 
         directory = experiment.get("directory", "") or os.path.join(os.getcwd(), "runs")
         name = experiment.get("experiment_name", "") or "{}_{}".format(
@@ -502,13 +502,15 @@ class AgentCore:
 
     # -- full-state checkpoints (trainer.save / trainer.restore) -----------------------------------------------
 
-    def _resolve_checkpoint_memory(self, value: Any) -> bool:
-        """``cfg["experiment"]["checkpoint_memory"]``: ``"auto"`` saves the memory contents of off-policy agents (a
-        replay memory is the data they learn from) and not of on-policy ones (their memory is rewritten by every
-        rollout, so only a checkpoint taken mid-rollout needs it)."""
-        if value == "auto":
-            return "rollouts" not in self.cfg
-        return bool(value)
+    def _saves_memory_contents(self, memory: Any) -> bool:
+        """``cfg["experiment"]["checkpoint_memory"]``: ``True``/``False`` always/never save the memory contents;
+        ``"auto"`` saves those of off-policy agents (a replay memory is the data they learn from) and those of an
+        on-policy agent's memory only in the middle of a rollout (at a rollout's end every row is rewritten before it
+        is read again, so nothing of it is needed)."""
+        if self.checkpoint_memory != "auto":
+            return bool(self.checkpoint_memory)
+        off_policy = "rollouts" not in self.cfg
+        return off_policy or bool(memory.memory_index or memory.env_index)
 
     def _is_array(self, value: Any) -> bool:
         """Backend: ``value`` is one of the backend's arrays (not a trainable parameter)."""
@@ -600,18 +602,19 @@ class AgentCore:
         Collected generically, so every agent has it without code of its own: the states of its modules
         (checkpoint modules, models, learning-rate schedulers), the plain attributes (counters, key streams, the
         JAX learning rate a KL-adaptive schedule changed, tracked data, the best checkpoint so far) of the agent and
-        of its helper objects (schedules, noises, episode tracker), the memory contents when
-        ``cfg["experiment"]["checkpoint_memory"]`` says so (the write cursor always), and the learners of a
+        of its helper objects (schedules, noises, episode tracker), the memory contents where
+        :meth:`_saves_memory_contents` says so (the write cursor always), and the learners of a
         multi-agent algorithm.
         """
         memories = {}
         for name, memory in self._memories().items():
-            memories[name] = memory.run_state(contents=self.checkpoint_memory)
-            if not self.checkpoint_memory and (memory.memory_index or memory.env_index) and not memory.filled:
+            contents = self._saves_memory_contents(memory)
+            memories[name] = memory.run_state(contents=contents)
+            if not contents and "rollouts" in self.cfg and (memory.memory_index or memory.env_index):
                 logger.warning(
-                    f"{type(self).__name__}: the checkpoint is taken in the middle of a rollout and the memory is not "
-                    "saved, so a resumed run collects a different rollout; set cfg['experiment']['checkpoint_memory'] "
-                    "= True for an exact resume"
+                    f"{type(self).__name__}: the checkpoint is taken in the middle of a rollout and "
+                    "cfg['experiment']['checkpoint_memory'] is False, so a resumed run collects a different rollout; "
+                    "leave it 'auto' (or True) for an exact resume"
                 )
         modules = self._state_modules()
         return {

@@ -144,7 +144,7 @@ def experiment_defaults() -> dict:
 
         "checkpoint_interval": "auto",      # interval for checkpoints (timesteps)
         "store_separately": False,          # whether to store checkpoints separately
-        "checkpoint_memory": "auto",        # save memory contents in run checkpoints ("auto": off-policy agents)
+        "checkpoint_memory": "auto",        # memory contents in run checkpoints ("auto": whenever a resume needs them)
 
         "wandb": False,             # whether to use Weights & Biases
         "wandb_kwargs": {},         # wandb kwargs (see https://docs.wandb.ai/ref/python/init)
@@ -160,7 +160,7 @@ EXPERIMENT_RULES = {
     "store_separately": FLAG,
     "checkpoint_memory": Rule(
         lambda v: v == "auto" or isinstance(v, bool),
-        "'auto' (save the memory of off-policy agents only), True or False",
+        "'auto' (off-policy agents' memories, on-policy ones mid-rollout), True or False",
     ),
     "wandb": FLAG,
     "wandb_kwargs": KWARGS,
