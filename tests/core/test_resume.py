@@ -310,3 +310,41 @@ def test_an_env_whose_state_cannot_be_pickled_warns_and_the_resume_resets_it(tmp
     assert resumed._resume_states is None
     resumed.train()  # starts from a reset
     assert resumed.initial_timestep == 16
+
+
+def test_a_multi_agent_run_and_its_pettingzoo_env_resume_exactly(tmp_path):
+    from examples import load_example
+    from skrl_like.torch.trainers import SequentialTrainer
+    from skrl_like.utils import set_seed
+
+    example = load_example("torch", "ippo_simple_spread")
+
+    def make(timesteps, name):
+        set_seed(3)
+        env = example.make_env(seed=3)  # MPE: an EzPickle env holding a pygame window, saved attribute by attribute
+        experiment = {"directory": str(tmp_path), "experiment_name": name, "write_interval": 5}
+        agent = example.make_agent(env, mappo=True, rollouts=10, experiment=experiment)
+        cfg = {
+            "timesteps": timesteps,
+            "headless": True,
+            "disable_progressbar": True,
+            "close_environment_at_exit": False,
+        }
+        return SequentialTrainer(env=env, agents=agent, cfg=cfg)
+
+    def policies(trainer):
+        return {
+            f"{uid}/{key}": value.detach().numpy().copy()
+            for uid, learner in trainer.agents.learners.items()
+            for key, value in learner.policy.state_dict().items()
+        }
+
+    whole = make(46, "whole")
+    whole.train()
+    first = make(23, "first")  # mid-episode (25 cycles) and mid-rollout
+    first.train()
+    path = first.save()  # before the next set-up seeds the process's generators again
+    second = make(46, "second")
+    second.restore(path)
+    second.train()
+    assert arrays_equal(policies(whole), policies(second))

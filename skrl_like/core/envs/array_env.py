@@ -27,14 +27,12 @@ call (sub-environment ``i`` of a vector env gets ``seed + i``, as gymnasium does
 nothing is seeded.
 """
 
-import pickle
 from typing import Any, Optional, Tuple
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from skrl_like import logger
 from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, with_final_observations
 from skrl_like.core.envs.wrappers import WrapperCore, _unwrap
 from skrl_like.core.spaces import convert_gym_space
@@ -42,43 +40,6 @@ from skrl_like.utils import get_seed
 
 # the wrapper's own state that a run checkpoint keeps: counters, the first-reset and seeding flags, the last outputs
 _WRAPPER_STATE = ("_step_count", "_reset_once", "_seed_pending", "_observation", "_info")
-
-
-def _object_state(obj: Any, unsaved: list, path: str, depth: int = 0) -> dict:
-    """``obj``'s attributes pickled one by one (``{"pickled": {name: bytes}, "nested": {name: state}}``); an attribute
-    that does not pickle is descended into (objects, lists of them), a function is left out, anything else is named
-    in ``unsaved``."""
-    pickled, nested = {}, {}
-    for name, value in vars(obj).items():
-        try:
-            pickled[name] = pickle.dumps(value, protocol=4)
-            continue
-        except Exception:
-            pass
-        items = value if isinstance(value, (list, tuple)) else [value]
-        if all(callable(item) and not hasattr(item, "step") for item in items):  # constructors, not state
-            continue
-        if depth < 6 and isinstance(value, (list, tuple)):
-            nested[name] = [
-                _object_state(item, unsaved, f"{path}.{name}[{i}]", depth + 1) for i, item in enumerate(value)
-            ]
-        elif depth < 6 and hasattr(value, "__dict__"):
-            nested[name] = _object_state(value, unsaved, f"{path}.{name}", depth + 1)
-        else:
-            unsaved.append(f"{path}.{name}")
-    return {"pickled": pickled, "nested": nested}
-
-
-def _load_object_state(obj: Any, state: dict) -> None:
-    for name, data in state["pickled"].items():
-        object.__setattr__(obj, name, pickle.loads(data))
-    for name, nested in state["nested"].items():
-        current = getattr(obj, name)
-        if isinstance(nested, list):
-            for item, item_state in zip(current, nested):
-                _load_object_state(item, item_state)
-        else:
-            _load_object_state(current, nested)
 
 
 def env_name(env: Any) -> str:
@@ -302,50 +263,21 @@ class ArrayEnvWrapperCore(WrapperCore):
         else:
             self._env.close()
 
-    # -- full-state checkpoints ---------------------------------------------------------------------------------
+    # -- full-state checkpoints (the rest is _EnvironmentAccess.run_state) ------------------------------------
+
+    _run_state_attributes = _WRAPPER_STATE
 
     def run_state(self) -> Optional[dict]:
-        """The environment's state for a run checkpoint, or ``None`` (with a warning saying why) where it cannot be
-        saved.
-
-        The wrapped env is pickled attribute by attribute, descending into the attributes that do not pickle whole
-        (a ``SyncVectorEnv`` built by ``gymnasium.make_vec`` holds its sub-envs' constructors as local functions):
-        a gymnasium env or a ``SyncVectorEnv`` of Python envs (CartPole, Pendulum, ...) keeps its physics state, step
-        counters (``TimeLimit``) and ``np_random`` generators, so a resumed run steps on as if never stopped.
-        Functions (constructors) are not state and are left out. An env whose state lives elsewhere (an
-        ``AsyncVectorEnv``'s worker processes, a simulator handle) cannot be saved: a run resumed from such a
-        checkpoint starts the env from a reset.
-        """
-        unsaved: list = []
-        env = _object_state(self._env, unsaved, "env")
-        if unsaved:
-            logger.warning(
-                f"The state of the environment ({env_name(self._env)}) cannot be saved ({', '.join(unsaved[:4])} "
-                "cannot be pickled): a run resumed from this checkpoint resets the environment, so it does not "
-                "continue exactly"
-            )
-            return None
-        wrapper = {name: vars(self)[name] for name in _WRAPPER_STATE if name in vars(self)}
-        autoreset = vars(self).get("_autoreset")
-        return {
-            "class": type(self._env).__name__,
-            "env": env,
-            "wrapper": wrapper,
-            "autoreset": None if autoreset is None else autoreset._done.copy(),
-        }
+        state = super().run_state()
+        if state is not None:
+            autoreset = vars(self).get("_autoreset")
+            state["autoreset"] = None if autoreset is None else autoreset._done.copy()
+        return state
 
     def load_run_state(self, state: dict) -> None:
-        """Load :meth:`run_state`'s dict into the wrapped env (the objects the user holds stay the same ones)."""
-        if state["class"] != type(self._env).__name__:
-            raise ValueError(
-                f"the checkpoint holds a {state['class']} environment, this trainer's is a {type(self._env).__name__}"
-            )
-        _load_object_state(self._env, state["env"])
-        self._unwrapped = _unwrap(self._env)
-        for name, value in state["wrapper"].items():
-            setattr(self, name, value)
+        super().load_run_state(state)
         autoreset = vars(self).get("_autoreset")
-        if autoreset is not None and state["autoreset"] is not None:
+        if autoreset is not None and state.get("autoreset") is not None:
             autoreset._done[:] = state["autoreset"]
 
     # -- seeding --------------------------------------------------------------------------------------------------

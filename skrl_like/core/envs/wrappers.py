@@ -5,9 +5,12 @@ A wrapper gives every environment the same interface: flat observations ``(num_e
 and ``MultiAgentEnvWrapper`` add only where their arrays live (``_parse_device``) and what kind they are.
 """
 
-from typing import Any, Dict, Mapping, Sequence, Tuple
+import io
+import pickle
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import gymnasium
+from gymnasium.utils.ezpickle import EzPickle
 
 from skrl_like import logger
 
@@ -17,6 +20,83 @@ def _unwrap(env: Any) -> Any:
         return env.unwrapped
     except Exception:  # some envs raise on `unwrapped` (or do not define it): use the env itself
         return env
+
+
+# what draws an env rather than what it is: left out of (and kept as they are by) a restore
+_RENDERING_MODULES = ("pygame", "pyglet", "mujoco_viewer")
+_RENDERING_ATTRIBUTES = frozenset({"screen", "viewer", "window", "clock", "renderer", "mujoco_renderer", "game_font"})
+
+
+def _new_instance(cls: type) -> Any:
+    return cls.__new__(cls)
+
+
+def _set_attributes(obj: Any, state: dict) -> None:
+    obj.__dict__.update(state)
+
+
+class _StatePickler(pickle.Pickler):
+    """Pickles ``EzPickle`` objects (MuJoCo and PettingZoo envs, ...) by their attributes: ``EzPickle`` pickles the
+    constructor's arguments, so an unpickled env would be a fresh one, not the one that was stepped."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, EzPickle) and hasattr(obj, "__dict__"):
+            return _new_instance, (type(obj),), dict(vars(obj)), None, None, _set_attributes
+        return NotImplemented
+
+
+def _dumps(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    _StatePickler(buffer, protocol=4).dump(obj)
+    return buffer.getvalue()
+
+
+def _object_state(obj: Any, unsaved: list, path: str, depth: int = 0) -> dict:
+    """``obj``'s attributes pickled one by one (``{"pickled": {name: bytes}, "nested": {name: state}}``); an attribute
+    that does not pickle is descended into (objects, lists of them), a function is left out, anything else is named
+    in ``unsaved``."""
+    try:  # whole, when it can: references between its parts stay shared
+        return {"whole": _dumps(obj)}
+    except Exception:
+        pass
+    pickled, nested = {}, {}
+    for name, value in vars(obj).items():
+        try:
+            pickled[name] = _dumps(value)
+            continue
+        except Exception:
+            pass
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if all(callable(item) and not hasattr(item, "step") for item in items):  # constructors, not state
+            continue
+        if name in _RENDERING_ATTRIBUTES or type(value).__module__.split(".")[0] in _RENDERING_MODULES:
+            continue  # a window, font or viewer: how the env draws itself, kept as it is
+        if depth < 6 and isinstance(value, (list, tuple)):
+            nested[name] = [
+                _object_state(item, unsaved, f"{path}.{name}[{i}]", depth + 1) for i, item in enumerate(value)
+            ]
+        elif depth < 6 and hasattr(value, "__dict__"):
+            nested[name] = _object_state(value, unsaved, f"{path}.{name}", depth + 1)
+        else:
+            unsaved.append(f"{path}.{name}")
+    return {"pickled": pickled, "nested": nested}
+
+
+def _load_object_state(obj: Any, state: dict) -> None:
+    if "whole" in state:
+        loaded = pickle.loads(state["whole"])
+        obj.__dict__.clear()
+        obj.__dict__.update(loaded.__dict__)
+        return
+    for name, data in state["pickled"].items():
+        object.__setattr__(obj, name, pickle.loads(data))
+    for name, nested in state["nested"].items():
+        current = getattr(obj, name)
+        if isinstance(nested, list):
+            for item, item_state in zip(current, nested):
+                _load_object_state(item, item_state)
+        else:
+            _load_object_state(current, nested)
 
 
 class _EnvironmentAccess:
@@ -77,6 +157,49 @@ class _EnvironmentAccess:
                 "'headless' to True so that it does not call render() at every step"
             )
         return True
+
+    # -- full-state checkpoints ---------------------------------------------------------------------------------
+
+    #: the wrapper's own attributes a run checkpoint keeps (counters, last outputs)
+    _run_state_attributes: Tuple[str, ...] = ("_step_count",)
+
+    def run_state(self) -> Optional[dict]:
+        """The environment's state for a run checkpoint, or ``None`` (with a warning saying why) where it cannot be
+        saved.
+
+        The wrapped env is pickled attribute by attribute, descending into the attributes that do not pickle whole
+        (a ``SyncVectorEnv`` built by ``gymnasium.make_vec`` holds its sub-envs' constructors as local functions):
+        a gymnasium env or a ``SyncVectorEnv`` of Python envs (CartPole, Pendulum, ...), or a PettingZoo env of
+        Python objects, keeps its physics state, step counters (``TimeLimit``) and ``np_random`` generators, so a
+        resumed run steps on as if never stopped. Functions (constructors) are not state and are left out. An env
+        whose state lives elsewhere (an ``AsyncVectorEnv``'s worker processes, a simulator handle) cannot be saved:
+        a run resumed from such a checkpoint starts the env from a reset.
+        """
+        unsaved: list = []
+        env = _object_state(self._env, unsaved, "env")
+        if unsaved:
+            logger.warning(
+                f"The state of the environment ({type(self._unwrapped).__name__}) cannot be saved "
+                f"({', '.join(unsaved[:4])} cannot be pickled): a run resumed from this checkpoint resets the "
+                "environment, so it does not continue exactly"
+            )
+            return None
+        wrapper = {name: vars(self)[name] for name in self._run_state_attributes if name in vars(self)}
+        return {"class": type(self._env).__name__, "env": env, "wrapper": wrapper}
+
+    def load_run_state(self, state: dict) -> None:
+        """Load :meth:`run_state`'s dict into the wrapped env (the objects the user holds stay the same ones).
+
+        :raises ValueError: the checkpoint holds another kind of environment.
+        """
+        if state["class"] != type(self._env).__name__:
+            raise ValueError(
+                f"the checkpoint holds a {state['class']} environment, this trainer's is a {type(self._env).__name__}"
+            )
+        _load_object_state(self._env, state["env"])
+        self._unwrapped = _unwrap(self._env)
+        for name, value in state["wrapper"].items():
+            setattr(self, name, value)
 
     def close(self) -> None:
         """Close the environment."""

@@ -25,7 +25,9 @@ class SequentialTrainer(Trainer):
         self._init_agents()
 
     def train(self) -> None:
-        """Train the agent(s) for ``cfg["timesteps"]`` steps (from ``initial_timestep``)."""
+        """Train the agent(s) up to ``trainer.timesteps`` (``cfg["timesteps"]``) from ``initial_timestep``: 0 at first,
+        then where the last ``train()`` or :meth:`restore` left off, so a second call (after raising ``timesteps``)
+        continues the same run. Writes a full-state checkpoint at the end and on Ctrl-C (see :meth:`save`)."""
         self._loop(evaluate=False)
 
     def eval(self) -> None:
