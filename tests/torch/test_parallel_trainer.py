@@ -150,6 +150,7 @@ def test_default_config_is_the_sequential_one():
         "close_environment_at_exit": True,
         "environment_info": "episode",
         "stochastic_evaluation": False,
+        "checkpoint_keep": 3,
     }
 
 
