@@ -650,7 +650,8 @@ class TrainerCore:
         if not evaluate:
             self._write_params()
             for agent in self._agent_list:
-                agent.mark_run_start(self.initial_timestep)
+                if hasattr(agent, "mark_run_start"):  # (a duck-typed agent may not have it)
+                    agent.mark_run_start(self.initial_timestep)
             if self._resume_states is not None:
                 states, self._resume_states = self._resume_states, None
                 return states
@@ -695,8 +696,8 @@ class TrainerCore:
             except ValueError:  # signals unavailable here (e.g. an embedded interpreter)
                 previous_handler = None
         listener = self._show_result
-        first_agent = self._agent_list[0]
-        first_agent.result_listeners.append(listener)
+        listeners = getattr(self._agent_list[0], "result_listeners", [])
+        listeners.append(listener)
         try:
             yield
         except BaseException as error:
@@ -704,8 +705,8 @@ class TrainerCore:
                 raise KeyboardInterrupt(f"interrupted during a step ({type(error).__name__}: {error})") from error
             raise
         finally:
-            if listener in first_agent.result_listeners:
-                first_agent.result_listeners.remove(listener)
+            if listener in listeners:
+                listeners.remove(listener)
             if previous_handler is not None:
                 signal.signal(signal.SIGINT, previous_handler)
             self._stop_requested = False
@@ -754,7 +755,7 @@ class TrainerCore:
             self.save()
 
     def _checkpoint_directory(self) -> str:
-        return os.path.join(self._agent_list[0].experiment_dir, "checkpoints")
+        return os.path.join(getattr(self._agent_list[0], "experiment_dir", "runs"), "checkpoints")
 
     def _random_state(self) -> Dict[str, Any]:
         return {"python": random.getstate(), "numpy": np.random.get_state(), "backend": self._backend_random_state()}
@@ -859,7 +860,8 @@ class TrainerCore:
                 logger.warning(f"{where} holds no environment state: the environment is reset when training resumes")
         self.initial_timestep, self._resume_states = int(payload["timestep"]), states
         for agent in self._agent_list:
-            truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)
+            if hasattr(agent, "experiment_dir"):
+                truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)
 
     def _write_params(self) -> None:
         """``params.json`` in every agent's run directory that gets files (the first time a training loop starts)."""
@@ -881,16 +883,16 @@ class TrainerCore:
             "agents": [
                 {
                     "class": type(agent).__name__,
-                    "experiment_dir": agent.experiment_dir,
+                    "experiment_dir": getattr(agent, "experiment_dir", None),
                     "scope": list(scope),
                     "models": {role: type(model).__name__ for role, model in getattr(agent, "models", {}).items()},
-                    "cfg": agent.cfg,
+                    "cfg": getattr(agent, "cfg", None),
                 }
                 for agent, scope in zip(self._agent_list, self._scopes)
             ],
         }
         for agent in self._agent_list:
-            if agent.write_interval or agent.checkpoint_interval:
+            if getattr(agent, "write_interval", 0) or getattr(agent, "checkpoint_interval", 0):
                 write_params(agent.experiment_dir, params)
 
     # -- public API (skrl names) -----------------------------------------------------------------------------

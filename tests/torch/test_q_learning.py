@@ -59,6 +59,7 @@ def test_default_config_has_the_spec_keys_and_defaults():
         "write_interval",
         "checkpoint_interval",
         "store_separately",
+        "checkpoint_memory",
         "wandb",
         "wandb_kwargs",
     }

@@ -137,6 +137,7 @@ def test_the_default_config_has_the_spec_keys_and_values():
             "write_interval": "auto",
             "checkpoint_interval": "auto",
             "store_separately": False,
+            "checkpoint_memory": "auto",
             "wandb": False,
             "wandb_kwargs": {},
         },

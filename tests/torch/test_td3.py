@@ -153,6 +153,7 @@ def test_the_default_config_has_the_keys_and_defaults_of_the_spec():
         "write_interval",
         "checkpoint_interval",
         "store_separately",
+        "checkpoint_memory",
         "wandb",
         "wandb_kwargs",
     }
