@@ -150,6 +150,11 @@ def test_default_config_is_the_sequential_one():
         "close_environment_at_exit": True,
         "environment_info": "episode",
         "stochastic_evaluation": False,
+        "checkpoint_keep": 3,
+        "evaluation_interval": 0,
+        "evaluation_episodes": 10,
+        "callbacks": None,
+        "env_task_fn": None,
     }
 
 
