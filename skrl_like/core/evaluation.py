@@ -128,6 +128,13 @@ class Evaluation:
         self.best_timestep: Optional[int] = None
         self.best_return = -np.inf
 
+    def best_state(self) -> Dict[str, Any]:
+        """The best evaluation so far, for a full-state checkpoint."""
+        return {"best_timestep": self.best_timestep, "best_return": float(self.best_return)}
+
+    def load_best_state(self, state: Dict[str, Any]) -> None:
+        self.best_timestep, self.best_return = state["best_timestep"], state["best_return"]
+
     def due(self, timestep: int) -> bool:
         return timestep % self.interval == 0
 

@@ -1012,6 +1012,8 @@ class TrainerCore:
             "agents": [agent.run_state() for agent in self._agent_list],
             "random": self._random_state(),
             "env": env_state,
+            # the best evaluation so far, so that a resumed run keeps choosing its best checkpoint against it
+            "evaluation": None if self._evaluation is None else self._evaluation.best_state(),
         }
         checkpoints.write_checkpoint(path, payload)
         if default:
@@ -1070,6 +1072,8 @@ class TrainerCore:
             if payload["env"] is None:
                 logger.warning(f"{where} holds no environment state: the environment is reset when training resumes")
         self.initial_timestep, self._resume_states = int(payload["timestep"]), states
+        if self._evaluation is not None and payload.get("evaluation") is not None:
+            self._evaluation.load_best_state(payload["evaluation"])
         for agent in self._agent_list:
             truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)
 

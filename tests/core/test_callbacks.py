@@ -422,3 +422,9 @@ def test_on_checkpoint_gets_each_full_state_checkpoint_and_the_best_is_chosen_by
     assert filecmp.cmp(best, paths[2], shallow=False) and not filecmp.cmp(best, paths[0], shallow=False)
     # at 30 one episode per sub-env with bonus 5 per step: (6 + 3 * 5 + 15 + 5 * 5) / 2
     assert trainer.last_evaluation["Evaluation / Total reward (mean)"] == pytest.approx(30.5)
+    # a trainer restored from the checkpoint at 20 compares its next evaluations with the best before it (10's)
+    env = fixed_length_env(backend)
+    agent = backend.agent(env, rollouts=5, experiment={**experiment, "experiment_name": "resumed"})
+    resumed = backend.trainers.SequentialTrainer(env=env, agents=agent, cfg=cfg, evaluation_env=evaluation_env)
+    resumed.restore(paths[1])
+    assert (resumed._evaluation.best_timestep, resumed._evaluation.best_return) == (10, pytest.approx(10.5))
