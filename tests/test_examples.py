@@ -38,3 +38,17 @@ def test_step_trainer_example_runs():
     )
     assert result.returncode == 0, result.stderr
     assert "Evaluation return over 20 episodes" in result.stdout
+
+
+def test_curriculum_example_raises_the_level_with_the_return():
+    # a low bar (mean return 20) so that two iterations of a short run promote: the level rises from 0
+    result = subprocess.run(
+        [sys.executable, "ppo_curriculum_cartpole.py", "--timesteps", "16000", "--promote-at", "20"],
+        cwd=ROOT / "examples" / "torch",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "wind level 0 -> 1" in result.stdout
+    assert "Final wind level: 2 (of 5)" in result.stdout

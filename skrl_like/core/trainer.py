@@ -14,14 +14,17 @@ import random
 import signal
 import sys
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tqdm
 
 from skrl_like import logger
 from skrl_like.core import checkpoints
+from skrl_like.core.callbacks import EPISODE_HOOKS, UPDATE_HOOKS, Callbacks, EpisodeHooks, make_callbacks
 from skrl_like.core.config import merge_config
+from skrl_like.core.curriculum import Curriculum
+from skrl_like.core.evaluation import Evaluation, play_episodes
 from skrl_like.core.results import RESULTS_FILE, truncate_results, write_params
 from skrl_like.core.spaces import compute_space_size
 
@@ -33,7 +36,13 @@ TRAINER_DEFAULT_CONFIG = {
     "environment_info": "episode",
     "stochastic_evaluation": False,
     "checkpoint_keep": 3,
+    "evaluation_interval": 0,
+    "evaluation_episodes": 10,
+    "callbacks": None,
+    "env_task_fn": None,
 }
+
+_NOT_SET = object()  # an agent attribute that was not set on the instance before a hook was installed
 
 # what the base class falls back to for keys a (custom) subclass does not pass
 _BASE_FALLBACKS = {**TRAINER_DEFAULT_CONFIG, "timesteps": 0}
@@ -68,6 +77,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not _is_bool(value)
 
 
+def _is_callbacks(value: Any) -> bool:
+    return isinstance(value, Callbacks) or (isinstance(value, type) and issubclass(value, Callbacks))
+
+
 # key -> (is the value valid, what it must be, an example of a valid value)
 _CFG_CHECKS = {
     "timesteps": (lambda v: _is_int(v) and v >= 1, "an int >= 1 (the number of loop iterations)", "1000"),
@@ -85,6 +98,22 @@ _CFG_CHECKS = {
         "an int >= 0: how many of the last full-state checkpoints to keep (0 keeps all)",
         "5",
     ),
+    "evaluation_interval": (
+        lambda v: _is_int(v) and v >= 0,
+        "an int >= 0: timesteps between evaluations on evaluation_env (0 = no evaluation during training)",
+        "10000",
+    ),
+    "evaluation_episodes": (lambda v: _is_int(v) and v >= 1, "an int >= 1: episodes per evaluation", "10"),
+    "callbacks": (
+        lambda v: v is None or _is_callbacks(v) or (isinstance(v, (list, tuple)) and all(map(_is_callbacks, v))),
+        "None, a Callbacks subclass or instance (skrl_like.core.callbacks.Callbacks), or a list of them",
+        "MyCallbacks()",
+    ),
+    "env_task_fn": (
+        lambda v: v is None or callable(v),
+        "None or a function (train_results, env, env_ctx) -> task (curriculum)",
+        "lambda results, env, ctx: 1",
+    ),
 }
 
 
@@ -97,12 +126,21 @@ class TrainerCore:
     :param agents_scope: number of environments for each agent, a list of ints >= 1 that sums to
         ``env.num_envs``; empty or ``None`` splits them equally.
     :param cfg: trainer configuration (keys of ``*_TRAINER_DEFAULT_CONFIG``), checked at construction.
+    :param evaluation_env: a second wrapped environment, built like ``env``, on which ``cfg["evaluation_interval"]``
+        evaluates during training (so the training env's episodes are never cut); needed only for that.
     """
 
     #: the defaults a subclass's cfg is merged into (a trainer module's ``*_TRAINER_DEFAULT_CONFIG``)
     default_config: Mapping[str, Any] = _BASE_FALLBACKS
 
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
+    def __init__(
+        self,
+        env: Any,
+        agents: Any,
+        agents_scope: Optional[Sequence[int]] = None,
+        cfg: Optional[dict] = None,
+        evaluation_env: Any = None,
+    ):
         where = f"{type(self).__name__} cfg"
         self.cfg = merge_config(self.default_config, cfg, where)
         self._check_cfg(where, given=cfg or {})
@@ -127,6 +165,7 @@ class TrainerCore:
 
         self._setup_agents()
         self._check_spaces()
+        self._setup_run_features(evaluation_env)
 
         if self.close_environment_at_exit:
             atexit.register(self._close_environment)
@@ -343,6 +382,184 @@ class TrainerCore:
                     f"environment(s): create its memory with num_envs={end - start}"
                 )
 
+    # -- callbacks, evaluation during training, curriculum ------------------------------------------------------
+
+    def _setup_run_features(self, evaluation_env: Any) -> None:
+        """Build and check ``cfg["callbacks"]``, ``evaluation_interval`` (with ``evaluation_env``) and
+        ``env_task_fn`` now, so a misconfiguration fails at construction and not hours into a run."""
+        self.callbacks: Optional[Callbacks] = make_callbacks(self.cfg["callbacks"])
+        self._running_episodes: Optional[List[Any]] = None  # the episode objects, kept between train()/eval() calls
+        self.evaluation_env = evaluation_env
+        interval = self.cfg["evaluation_interval"]
+        self._evaluation: Optional[Evaluation] = None
+        self._curriculum: Optional[Curriculum] = None
+        configured = [
+            key for key in ("callbacks", "evaluation_interval", "env_task_fn") if self.cfg[key] not in (None, 0)
+        ]
+        if configured and self._is_multi_agent():
+            raise ValueError(
+                f"{type(self).__name__}: cfg {configured} are not supported with a multi-agent environment yet: "
+                "remove them from the trainer's cfg"
+            )
+        if interval > 0:
+            if evaluation_env is None:
+                raise ValueError(
+                    f"{type(self).__name__}: cfg['evaluation_interval'] = {interval} needs an evaluation "
+                    "environment: pass evaluation_env=wrap_env(<an env built like the training one>) to the trainer "
+                    "(evaluating on the training env would cut its episodes and change the run)"
+                )
+            if evaluation_env is self.env:
+                raise ValueError(
+                    f"{type(self).__name__}: evaluation_env is the training env: build a second env the same way "
+                    "(evaluating on the training env would cut its episodes and change the run)"
+                )
+            if len(self._agent_list) != 1:
+                raise ValueError(
+                    f"{type(self).__name__}: cfg['evaluation_interval'] evaluates a single agent, but there are "
+                    f"{len(self._agent_list)}: train them with one trainer each, or set evaluation_interval to 0"
+                )
+            for kind in ("observation", "action"):
+                sizes = [compute_space_size(getattr(e, f"{kind}_space")) for e in (self.env, evaluation_env)]
+                if sizes[0] != sizes[1]:
+                    raise ValueError(
+                        f"{type(self).__name__}: evaluation_env's {kind} space has size {sizes[1]}, the training "
+                        f"env's {sizes[0]}: build the evaluation env like the training one"
+                    )
+            self._evaluation = Evaluation(self, evaluation_env, interval, self.cfg["evaluation_episodes"])
+        elif evaluation_env is not None:
+            logger.warning(
+                f"{type(self).__name__}: evaluation_env is given but cfg['evaluation_interval'] is 0, so it is not "
+                "used: set evaluation_interval (timesteps between evaluations) to evaluate during training"
+            )
+        if self.cfg["env_task_fn"] is not None:
+            self._curriculum = Curriculum(self.cfg["env_task_fn"], self.env)
+
+    @property
+    def last_evaluation(self) -> Optional[dict]:
+        """The latest evaluation during training (``None`` before the first, or without ``evaluation_interval``):
+        ``timestep``, ``returns`` and ``lengths`` of the episodes played, and the tracked ``Evaluation / ...`` values."""
+        return None if self._evaluation is None else self._evaluation.last_results
+
+    @contextlib.contextmanager
+    def _run_hooks(self, evaluate: bool, continuing: bool) -> Iterator[Optional[Callable]]:
+        """For one train()/eval() call: install the hooks its configuration needs (:meth:`_install_agent_hooks`),
+        begin the episodes of the episode callbacks (or go on with the running ones when the env goes on where it
+        was, ``continuing``), and yield the per-step observer for :meth:`_step` (``None``, so nothing runs per step,
+        unless a callback overrides an episode hook); remove the hooks when the call ends."""
+        episodes = self._episode_hooks()
+        installed = self._install_agent_hooks(evaluate)
+        try:
+            if episodes is not None:
+                episodes.start(self._running_episodes if continuing else None)
+                self._running_episodes = episodes.episodes
+            yield None if episodes is None else episodes.step
+        finally:
+            self._remove_agent_hooks(installed)
+
+    def _refuse_run_features(self, why: str) -> None:
+        """For a trainer whose loop cannot run the hooks: fail at construction when any is configured."""
+        configured = [
+            key for key in ("callbacks", "evaluation_interval", "env_task_fn") if self.cfg[key] not in (None, 0)
+        ]
+        if configured:
+            raise ValueError(f"{type(self).__name__} does not run cfg {configured}: {why}")
+
+    def _install_agent_hooks(self, evaluate: bool) -> List[Tuple[Any, str, Any]]:
+        """Wrap, for this call only, the agent methods that hooks run around (each agent's ``_update`` for the update
+        callbacks; the first agent's ``write_tracking_data`` for evaluation) and register the results listener
+        (``on_train_result``, curriculum). No agent needs code of its own for this. Returns what
+        :meth:`_remove_agent_hooks` undoes."""
+        installed: List[Tuple[Any, str, Any]] = []
+
+        def install(agent: Any, name: str, value: Any) -> None:
+            installed.append((agent, name, vars(agent).get(name, _NOT_SET)))
+            setattr(agent, name, value)
+
+        callbacks = self.callbacks
+        if evaluate:
+            return installed
+        if callbacks is not None and any(callbacks.overrides(hook) for hook in UPDATE_HOOKS):
+            for agent in self._agent_list:
+                install(agent, "_update", self._observed_update(agent, agent._update))
+        first = self._agent_list[0]
+        if self._evaluation is not None:
+            self._check_evaluation_interval(first)
+            install(first, "write_tracking_data", self._evaluating_write(first.write_tracking_data))
+        if self._curriculum is not None and not getattr(first, "write_interval", 0):
+            raise ValueError(
+                f"{type(self).__name__}: cfg['env_task_fn'] is called after each results row (a training iteration), "
+                "but the agent writes none: set its cfg['experiment']['write_interval'] to 'auto' or a number of "
+                "timesteps > 0"
+            )
+        if self._curriculum is not None or (callbacks is not None and callbacks.overrides("on_train_result")):
+            listeners = first.result_listeners
+            listeners.append(self._on_train_result)
+            installed.append((listeners, "", self._on_train_result))
+        return installed
+
+    @staticmethod
+    def _remove_agent_hooks(installed: List[Tuple[Any, str, Any]]) -> None:
+        for owner, name, previous in reversed(installed):
+            if name == "":  # a listener appended to a list
+                owner.remove(previous)
+            elif previous is _NOT_SET:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, previous)
+
+    def _observed_update(self, agent: Any, update: Any) -> Any:
+        callbacks = self.callbacks
+
+        def _update(timestep: int, timesteps: int) -> None:
+            callbacks.on_sample_end(trainer=self, agent=agent, timestep=timestep)
+            callbacks.on_update_start(trainer=self, agent=agent, timestep=timestep)
+            update(timestep, timesteps)
+            callbacks.on_update_end(trainer=self, agent=agent, timestep=timestep)
+
+        return _update
+
+    def _evaluating_write(self, write: Any) -> Any:
+        evaluation = self._evaluation
+
+        def write_tracking_data(timestep: int, timesteps: int) -> None:
+            if evaluation.due(timestep):
+                evaluation.run(timestep)
+            write(timestep, timesteps)
+
+        return write_tracking_data
+
+    def _check_evaluation_interval(self, agent: Any) -> None:
+        """Evaluation runs right before a write (so its results land in that interval's row and describe the
+        policy the row does): the interval must be a multiple of the agent's (resolved) write interval."""
+        interval, write_interval = self.cfg["evaluation_interval"], getattr(agent, "write_interval", 0)
+        if not write_interval:
+            raise ValueError(
+                f"{type(self).__name__}: cfg['evaluation_interval'] = {interval} needs the agent to write results "
+                "(its evaluation results go to TensorBoard and the results file at each write): set the agent's "
+                "cfg['experiment']['write_interval'] to 'auto' or a number of timesteps > 0"
+            )
+        if interval % write_interval:
+            raise ValueError(
+                f"{type(self).__name__}: cfg['evaluation_interval'] = {interval} is not a multiple of the agent's "
+                f"write interval ({write_interval} timesteps; evaluation runs right before a write): use e.g. "
+                f"evaluation_interval={max(1, round(interval / write_interval)) * write_interval}"
+            )
+
+    def _on_train_result(self, result: Mapping[str, Any]) -> None:
+        """A results row was written: the callbacks' ``on_train_result``, then the curriculum's next task."""
+        if self.callbacks is not None:
+            self.callbacks.on_train_result(trainer=self, result=result)
+        if self._curriculum is not None:
+            self._curriculum.on_result(result)
+
+    def _episode_hooks(self) -> Optional[EpisodeHooks]:
+        """The per-sub-environment episode bookkeeping, when a callback overrides an episode hook."""
+        callbacks = self.callbacks
+        if callbacks is None or not any(callbacks.overrides(hook) for hook in EPISODE_HOOKS):
+            return None
+        env_agents = [agent for agent, (start, end) in zip(self._agent_list, self._scopes) for _ in range(start, end)]
+        return EpisodeHooks(self, callbacks, env_agents, self._to_numpy)
+
     def __str__(self) -> str:
         lines = [f"Trainer: {repr(self)}", f"  |-- Number of parallelizable environments: {self.env.num_envs}"]
         lines.append(f"  |-- Number of simultaneous agents: {self.num_simultaneous_agents}")
@@ -386,14 +603,19 @@ class TrainerCore:
                 actions.append(outputs[0])
         return actions[0] if single else self._stack(actions)
 
-    def _step(self, states: Any, timestep: int, timesteps: int, evaluate: bool) -> Tuple[Any, ...]:
-        """pre_interaction -> act -> env.step -> record_transition -> post_interaction, for every agent."""
+    def _step(
+        self, states: Any, timestep: int, timesteps: int, evaluate: bool, observe: Optional[Callable] = None
+    ) -> Tuple[Any, ...]:
+        """pre_interaction -> act -> env.step -> record_transition -> post_interaction, for every agent
+        (``observe``: see :meth:`_after_env_step`)."""
         actions = self._before_env_step(states, timestep, timesteps, evaluate)
         with self._no_grad():
             next_states, rewards, terminated, truncated, infos = self.env.step(actions)
             if not self.headless:
                 self.env.render()
-        self._after_env_step(states, actions, next_states, rewards, terminated, truncated, infos, timestep, timesteps)
+        self._after_env_step(
+            states, actions, next_states, rewards, terminated, truncated, infos, timestep, timesteps, observe
+        )
         return next_states, rewards, terminated, truncated, infos
 
     # the two agent halves of a step, split around env.step so that ParallelTrainer's agent processes run them too
@@ -415,8 +637,13 @@ class TrainerCore:
         infos: Any,
         timestep: int,
         timesteps: int,
+        observe: Optional[Callable] = None,
     ) -> None:
-        """(no-grad) every agent's record_transition on its scope and the env-info tracking, then post_interaction."""
+        """(no-grad) every agent's record_transition on its scope and the env-info tracking, then post_interaction.
+
+        ``observe(next_states, rewards, terminated, truncated, infos)``, when given (the episode callbacks), runs
+        between the two: after the step is recorded, before the agents learn and write, so what it tracks (custom
+        metrics) lands in the same results row as the step's episode statistics."""
         agents = self._agent_list
         with self._no_grad():
             if len(agents) == 1:
@@ -445,6 +672,8 @@ class TrainerCore:
                         timesteps=timesteps,
                     )
             self._log_environment_info(infos)
+        if observe is not None:
+            observe(next_states, rewards, terminated, truncated, infos)
         # in eval too: an agent in "eval" running mode does not learn but still writes checkpoints and TensorBoard
         for agent in agents:
             agent.post_interaction(timestep=timestep, timesteps=timesteps)
@@ -547,11 +776,14 @@ class TrainerCore:
         if self._is_multi_agent():
             return self._multi_agent_loop(evaluate)
         self._set_running_mode("eval" if evaluate else "train")
+        continuing = self.env.num_envs > 1 or (not evaluate and self._resume_states is not None)
         states = self._start_states(evaluate)
         save_at = self._next_save_timestep(evaluate)
-        with self._run_guard(evaluate):
+        with self._run_guard(evaluate), self._run_hooks(evaluate, continuing) as observe:
             for timestep in self._progress(0 if evaluate else None):
-                next_states, _, terminated, truncated, _ = self._step(states, timestep, self.timesteps, evaluate)
+                next_states, _, terminated, truncated, _ = self._step(
+                    states, timestep, self.timesteps, evaluate, observe
+                )
                 states, _ = self._next_states(next_states, terminated, truncated)
                 if timestep == save_at or self._stop_requested:
                     save_at = self._at_save_point(timestep, states)
@@ -602,34 +834,9 @@ class TrainerCore:
         self._check_single_agent_env()
         if len(self._agent_list) != 1:
             raise ValueError("evaluate_episodes needs a single agent (evaluate simultaneous agents one by one)")
-        agent = self._agent_list[0]
-        num_envs = self.env.num_envs
-        per_env = -(-num_episodes // num_envs)
-        previous_mode = agent.training
-        agent.set_running_mode("eval")
-        returns: List[List[float]] = [[] for _ in range(num_envs)]
-        running = np.zeros(num_envs)
-        partial = np.full(num_envs, num_envs > 1)  # the episode each sub-env is in may have begun in training
-        states, _ = self.env.reset()
         self._resume_states = None  # the episodes played here move the env on: the next train() asks it again
-        try:
-            for timestep in range(max_timesteps):
-                with self._no_grad():
-                    actions = self._act(states, timestep, self.timesteps, evaluate=True)
-                    next_states, rewards, terminated, truncated, _ = self.env.step(actions)
-                running += self._to_numpy(rewards).reshape(-1)
-                done = (self._to_numpy(terminated) | self._to_numpy(truncated)).reshape(-1).astype(bool)
-                for index in np.nonzero(done & ~partial)[0]:
-                    returns[index].append(float(running[index]))
-                partial[done] = False
-                running[done] = 0.0
-                if all(len(env_returns) >= per_env for env_returns in returns):
-                    return [value for env_returns in returns for value in env_returns[:per_env]][:num_episodes]
-                states, _ = self._next_states(next_states, terminated, truncated)
-        finally:
-            agent.set_running_mode("train" if previous_mode else "eval")
-        finished = sum(len(env_returns) for env_returns in returns)
-        raise RuntimeError(f"Only {finished} of {num_episodes} episodes ended within {max_timesteps} steps")
+        returns, _ = play_episodes(self, self.env, num_episodes, max_timesteps)
+        return returns
 
     # -- continuation, full-state checkpoints, run directory (issue 14) ---------------------------------------------
     # Kept apart from the loops: a loop calls _start_states, _next_save_timestep, _run_guard, _at_save_point and
@@ -738,8 +945,11 @@ class TrainerCore:
         return self._next_save_timestep(False, after=timestep)
 
     def _is_best_checkpoint(self, timestep: int) -> bool:
-        """Whether the checkpoint at ``timestep`` is the best so far: the first agent found a new best mean return
-        at this timestep (its ``best_agent`` file is written now too)."""
+        """Whether the checkpoint at ``timestep`` is the best so far: with evaluation during training, an evaluation
+        ran at this timestep and its mean return is the highest so far; otherwise the first agent found a new best
+        mean training return at this timestep (its ``best_agent`` file is written now too)."""
+        if self._evaluation is not None:
+            return self._evaluation.best_timestep == timestep
         best = getattr(self._agent_list[0], "checkpoint_best_modules", None) or {}
         return best.get("timestep") == timestep and bool(best.get("modules"))
 
@@ -803,10 +1013,14 @@ class TrainerCore:
             "agents": [agent.run_state() for agent in self._agent_list],
             "random": self._random_state(),
             "env": env_state,
+            # the best evaluation so far, so that a resumed run keeps choosing its best checkpoint against it
+            "evaluation": None if self._evaluation is None else self._evaluation.best_state(),
         }
         checkpoints.write_checkpoint(path, payload)
         if default:
             checkpoints.prune_checkpoints(os.path.dirname(path), self.checkpoint_keep, protect=path)
+        if self.callbacks is not None:
+            self.callbacks.on_checkpoint(trainer=self, path=path)
         return path
 
     def restore(self, path: str) -> None:
@@ -859,6 +1073,8 @@ class TrainerCore:
             if payload["env"] is None:
                 logger.warning(f"{where} holds no environment state: the environment is reset when training resumes")
         self.initial_timestep, self._resume_states = int(payload["timestep"]), states
+        if self._evaluation is not None and payload.get("evaluation") is not None:
+            self._evaluation.load_best_state(payload["evaluation"])
         for agent in self._agent_list:
             if hasattr(agent, "experiment_dir"):
                 truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)

@@ -151,6 +151,10 @@ def test_default_config_is_the_sequential_one():
         "environment_info": "episode",
         "stochastic_evaluation": False,
         "checkpoint_keep": 3,
+        "evaluation_interval": 0,
+        "evaluation_episodes": 10,
+        "callbacks": None,
+        "env_task_fn": None,
     }
 
 

@@ -1,7 +1,8 @@
 """Trainers (JAX): ``SequentialTrainer``, ``StepTrainer``."""
 
+from skrl_like.core.callbacks import Callbacks, Episode
 from skrl_like.jax.trainers.base import Trainer, generate_equally_spaced_scopes
 from skrl_like.jax.trainers.sequential import SequentialTrainer
 from skrl_like.jax.trainers.step import StepTrainer
 
-__all__ = ["Trainer", "generate_equally_spaced_scopes", "SequentialTrainer", "StepTrainer"]
+__all__ = ["Callbacks", "Episode", "Trainer", "generate_equally_spaced_scopes", "SequentialTrainer", "StepTrainer"]

@@ -16,12 +16,21 @@ class SequentialTrainer(Trainer):
     :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
     :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
     :param cfg: keys of ``SEQUENTIAL_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
+    :param evaluation_env: a second wrapped env built like ``env``, for ``cfg["evaluation_interval"]``
+        (docs/evaluation.md).
     """
 
     default_config = SEQUENTIAL_TRAINER_DEFAULT_CONFIG
 
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, cfg)
+    def __init__(
+        self,
+        env: Any,
+        agents: Any,
+        agents_scope: Optional[Sequence[int]] = None,
+        cfg: Optional[dict] = None,
+        evaluation_env: Any = None,
+    ):
+        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
         self._init_agents()
 
     def train(self) -> None:

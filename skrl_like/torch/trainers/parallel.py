@@ -50,12 +50,26 @@ class ParallelTrainer(Trainer):
         classes (and their models' classes) must be importable by name, since each is pickled into its process.
     :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
     :param cfg: keys of ``PARALLEL_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
+    :param evaluation_env: a second wrapped env built like ``env``, for ``cfg["evaluation_interval"]`` (a single agent
+        only, which runs in the main process).
     """
 
     default_config = PARALLEL_TRAINER_DEFAULT_CONFIG
 
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, cfg)
+    def __init__(
+        self,
+        env: Any,
+        agents: Any,
+        agents_scope: Optional[Sequence[int]] = None,
+        cfg: Optional[dict] = None,
+        evaluation_env: Any = None,
+    ):
+        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
+        if self.num_simultaneous_agents > 1:
+            self._refuse_run_features(
+                "its agents run in processes of their own; use SequentialTrainer for these hooks, or a ParallelTrainer "
+                "with one agent (which runs in the main process)"
+            )
         # a spawn context, not set_start_method("spawn", force=True): the program's own start method is left alone
         self._context = mp.get_context("spawn")
 

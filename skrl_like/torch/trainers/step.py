@@ -15,13 +15,26 @@ class StepTrainer(Trainer):
     :param env: the wrapped environment (``wrap_env(...)``, single-agent).
     :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
     :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
-    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
+    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``); the loop
+        hooks ``callbacks``, ``evaluation_interval`` and ``env_task_fn`` are refused (your loop calls the steps).
+    :param evaluation_env: accepted for a uniform signature; unused (``evaluation_interval`` is refused).
     """
 
     default_config = STEP_TRAINER_DEFAULT_CONFIG
 
-    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
-        super().__init__(env, agents, agents_scope, cfg)
+    def __init__(
+        self,
+        env: Any,
+        agents: Any,
+        agents_scope: Optional[Sequence[int]] = None,
+        cfg: Optional[dict] = None,
+        evaluation_env: Any = None,
+    ):
+        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
+        self._refuse_run_features(
+            "they run in the whole-run loop of SequentialTrainer; a StepTrainer loop is yours, so call your code "
+            "(or trainer.evaluate_episodes) from it, or use SequentialTrainer"
+        )
         self._prepare_stepping()
         self._init_agents()
 
