@@ -174,7 +174,17 @@ def test_checkpoints_are_written_at_intervals_with_a_best_agent(tmp_path):
     )
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 60}).train()
     files = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
-    assert files == ["agent_20.pt", "agent_40.pt", "agent_60.pt", "best_agent.pt"]
+    # skrl's per-agent files, beside the full-state run checkpoints (the last checkpoint_keep=3 and the best)
+    assert files == [
+        "agent_20.pt",
+        "agent_40.pt",
+        "agent_60.pt",
+        "best_agent.pt",
+        "run_20.ckpt",
+        "run_40.ckpt",
+        "run_60.ckpt",
+        "run_best.ckpt",
+    ]
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(tmp_path / "run"))
     state = torch.load(tmp_path / "run" / "checkpoints" / "agent_60.pt", weights_only=False)
     assert set(state) == {"policy", "value", "optimizer"}
