@@ -1,7 +1,8 @@
-"""Trainers (JAX): ``SequentialTrainer``, ``StepTrainer``."""
+"""Trainers (JAX): ``SequentialTrainer``, ``StepTrainer``, ``CompiledTrainer`` (the whole run compiled)."""
 
 from skrl_like.jax.trainers.base import Trainer, generate_equally_spaced_scopes
+from skrl_like.jax.trainers.compiled import CompiledTrainer
 from skrl_like.jax.trainers.sequential import SequentialTrainer
 from skrl_like.jax.trainers.step import StepTrainer
 
-__all__ = ["Trainer", "generate_equally_spaced_scopes", "SequentialTrainer", "StepTrainer"]
+__all__ = ["Trainer", "generate_equally_spaced_scopes", "SequentialTrainer", "StepTrainer", "CompiledTrainer"]
