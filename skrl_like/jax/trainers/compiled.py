@@ -107,8 +107,8 @@ class CompiledTrainer(Trainer):
     """Train one JAX on-policy agent (PPO, A2C, RPO, TRPO) on a JAX-native environment with the whole run compiled.
 
     The agent is built as usual (models, memory of ``memory_size=rollouts``, cfg); after :meth:`train` it holds the
-    trained state (``save``, ``load``, ``act`` and :meth:`eval` work on it), or, with several runs, after
-    :meth:`load_run`. ``timesteps`` counts environment steps per sub-environment, as in the other trainers.
+    trained state (``save``, ``load``, ``act`` and :meth:`eval` work on it): with several runs, run 0's, and
+    :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as in the other trainers.
 
     :param env: a wrapped JAX-native environment (``wrap_env(gymnax_env, num_envs=...)``).
     :param agents: one on-policy JAX agent.
@@ -260,12 +260,12 @@ class CompiledTrainer(Trainer):
             returns = returns + out.rewards[:, 0]
             lengths = lengths + 1
             done = jnp.logical_or(out.terminated, out.truncated)[:, 0]
-            ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0), out.rewards.mean())
+            ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0))
             returns, lengths = jnp.where(done, 0.0, returns), jnp.where(done, 0, lengths)
             return (env_state, out.next_states, key, returns, lengths), (agent._rollout_step(sample), ended)
 
         carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
-        carry, (rollout, (done, returns, lengths, rewards)) = jax.lax.scan(
+        carry, (rollout, (done, returns, lengths)) = jax.lax.scan(
             env_step, carry, first_timestep + jnp.arange(rollouts, dtype=jnp.int32)
         )
         learner, report = agent._learn(learner, rollout, first_timestep + rollouts - 1)
@@ -276,7 +276,7 @@ class CompiledTrainer(Trainer):
             episodes=episodes,
             episode_return=jnp.where(episodes > 0, returns.sum() / count, jnp.nan),
             episode_length=jnp.where(episodes > 0, lengths.sum() / count, jnp.nan),
-            reward=rewards.mean(),
+            reward=rollout.rewards.mean(),
         )
         return RunState(learner, *carry), metrics
 
@@ -325,10 +325,11 @@ class CompiledTrainer(Trainer):
 
     def _compile(self, runs: RunState, first_update: jax.Array, swept: jax.Array) -> Any:
         chunk = jax.vmap(self._chunk, in_axes=(0, None, 0)) if self._vmapped else self._chunk
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         compiled = jax.jit(chunk).lower(runs, first_update, swept).compile()
         self.compilations += 1
         self.timings["compile_seconds"] = time.perf_counter() - start
+        self.timings["compile_cpu_seconds"] = time.process_time() - start_cpu
         return compiled
 
     # -- public API --------------------------------------------------------------------------------------------
@@ -336,8 +337,8 @@ class CompiledTrainer(Trainer):
     def train(self) -> Dict[str, np.ndarray]:
         """Run the whole of ``timesteps`` compiled (one call per chunk) and return the metrics per update.
 
-        One run: the agent (and the environment) then hold the trained state. Several runs (``seeds``/``sweep``):
-        :attr:`runs` holds every run's state and :meth:`load_run` puts one into the agent.
+        The agent (and the environment) then hold the trained state; with several runs (``seeds``/``sweep``) that
+        of run 0, :attr:`runs` holds every run's and :meth:`load_run` puts any one into the agent.
 
         :return: :attr:`metrics`: arrays ``(updates,)`` (``(runs, updates)`` when vmapped) keyed by TensorBoard tag,
             plus ``"timestep"``.
@@ -350,28 +351,32 @@ class CompiledTrainer(Trainer):
         swept = self._swept_array()
         chunks = self.num_updates // self.updates_per_chunk
         collected: List[Any] = []
-        run_seconds = 0.0
+        run_seconds = run_cpu_seconds = 0.0
         writers = self._writers()
         with tqdm.tqdm(total=self.num_updates, disable=self.disable_progressbar, file=sys.stdout) as progress:
             for index in range(chunks):
                 first_update = jnp.asarray(index * self.updates_per_chunk, jnp.int32)
                 if self._compiled is None:
                     self._compiled = self._compile(runs, first_update, swept)
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 runs, metrics = jax.block_until_ready(self._compiled(runs, first_update, swept))
                 run_seconds += time.perf_counter() - start
+                run_cpu_seconds += time.process_time() - start_cpu
                 metrics = jax.device_get(metrics)
                 self._check_finite(runs, metrics, index * self.updates_per_chunk)
                 self.runs = runs
-                if not self._vmapped:
-                    self._commit(runs)
+                self._commit(jax.tree_util.tree_map(lambda x: x[0], runs) if self._vmapped else runs)
                 collected.append(metrics)
                 self._write(writers, metrics, index * self.updates_per_chunk)
+                if agent.checkpoint_interval > 0:  # the agent's state (run 0's when vmapped) after every chunk
+                    agent.write_checkpoint((index + 1) * self.updates_per_chunk * agent.cfg["rollouts"], self.timesteps)
                 progress.update(self.updates_per_chunk)
         self.timings["run_seconds"] = run_seconds
+        self.timings["run_cpu_seconds"] = run_cpu_seconds  # wall time minus waiting: steadier on a shared machine
         self.metrics = self._metric_arrays(collected)
-        for writer in writers:
-            writer.close()
+        if self._vmapped:  # the per-run writers made for this call (the agent keeps its own)
+            for writer in writers:
+                writer.close()
         return self.metrics
 
     def load_run(self, index: int) -> None:
