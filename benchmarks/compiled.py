@@ -6,7 +6,8 @@ norm 0.5; 976 updates (499,712 env steps, the largest whole number of rollouts w
 compilation (``lower().compile()``), then the compiled run (env-steps/s over every run of a vmapped call). The final
 return is the mean return of sampled-action episodes after training (rejax's own evaluation protocol: 128 episodes
 in rejax; 32 with ``CompiledTrainer.evaluate_episodes`` for ours, ``stochastic_evaluation``), for single runs; for
-vmapped runs the mean over runs of the last 10 updates' training episode returns (ours) and of rejax's evaluation.
+vmapped runs the mean over runs of the last 10 updates' training episode returns (ours) and of rejax's evaluation
+(16 episodes per run).
 
     python benchmarks/compiled.py --library ours --seed 0                 # the main venv
     /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --library rejax --seed 0
@@ -141,7 +142,7 @@ def run_rejax(seed: int, seeds: int) -> dict:
     run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
 
     def final_return(ts, key):
-        _, returns = evaluate(algo.make_act(ts), key, algo.env, algo.env_params, 128, 500)
+        _, returns = evaluate(algo.make_act(ts), key, algo.env, algo.env_params, 128 if seeds == 1 else 16, 500)
         return returns.mean()
 
     if seeds > 1:

@@ -108,7 +108,8 @@ class CompiledTrainer(Trainer):
 
     The agent is built as usual (models, memory of ``memory_size=rollouts``, cfg); after :meth:`train` it holds the
     trained state (``save``, ``load``, ``act`` and :meth:`eval` work on it): with several runs, run 0's, and
-    :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as in the other trainers.
+    :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as in the
+    other trainers. The page ``docs/compiled-trainer.md`` describes the configuration and what cannot be compiled.
 
     :param env: a wrapped JAX-native environment (``wrap_env(gymnax_env, num_envs=...)``).
     :param agents: one on-policy JAX agent.
