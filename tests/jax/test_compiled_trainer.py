@@ -1,6 +1,6 @@
 """CompiledTrainer: the same update as SequentialTrainer from the same weights, keys and data (PPO with its compilable
-options, A2C, RPO), one compilation for a whole chunked run, vmapped seeds and a swept value equal to runs made one at
-a time, the trained agent afterwards (save/load/act/evaluation, TensorBoard), and the clear errors."""
+options, A2C, RPO), one compilation for a whole chunked run, vmapped seeds with a swept learning rate equal to a run
+made alone, the trained agent afterwards (save/load/act/evaluation, TensorBoard), and the clear errors."""
 
 import glob
 import os
@@ -170,30 +170,30 @@ def test_a_chunked_run_compiles_once_and_returns_metrics_per_update(tmp_path):
     assert trainer.compilations == 1
 
 
-def test_vmapped_seeds_equal_the_same_seeds_run_alone_and_any_run_loads_into_the_agent(tmp_path):
-    def train(seeds):
+def test_vmapped_seeds_and_a_swept_rate_equal_runs_made_alone_and_any_run_loads_into_the_agent(tmp_path):
+    rates = [3e-3, 1e-2]  # the agent is built with the first
+
+    def train(seeds, rate, sweep=None):
         env = gymnax_env()
-        agent = make_agent(env, **PPO_OPTIONS)
-        trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 2 * ROLLOUTS, "seeds": seeds})
+        agent = make_agent(env, **{**PPO_OPTIONS, "learning_rate": rate})
+        cfg = {**QUIET, "timesteps": 2 * ROLLOUTS, "seeds": seeds, "sweep": sweep}
+        trainer = CompiledTrainer(env=env, agents=agent, cfg=cfg)
         return trainer, agent, trainer.train()
 
-    both, both_agent, both_metrics = train([3, 4])
+    both, both_agent, both_metrics = train([3, 4], rates[0], sweep={"learning_rate": rates})
     assert both_metrics["Loss / Policy loss"].shape == (2, 2)
     run_zero = learner_leaves(both_agent)  # the agent holds run 0 after a vmapped train()
     first = jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda x: x[0], (both.runs.learner, both.runs.act_key)))
     for a, b in zip(run_zero, first, strict=True):
         np.testing.assert_array_equal(a, b)
-    for index, seed in [(1, 4)]:  # one of them (each comparison is a compilation)
-        alone, alone_agent, alone_metrics = train([seed])
-        alone.load_run(0)
-        both.load_run(index)
-        assert_same_learners(both_agent, alone_agent)
-        np.testing.assert_allclose(
-            both_metrics["Loss / Value loss"][index], alone_metrics["Loss / Value loss"][0], rtol=1e-5
-        )
+    # run 1 (seed 4, the second rate) equals seed 4 trained alone by an agent built with that rate
+    alone, alone_agent, alone_metrics = train([4], rates[1])
+    both.load_run(1)
+    assert_same_learners(both_agent, alone_agent)
+    np.testing.assert_allclose(both_metrics["Loss / Value loss"][1], alone_metrics["Loss / Value loss"][0], rtol=1e-5)
     assert not np.allclose(run_zero[0], learner_leaves(both_agent)[0])  # the runs drew their own parameters
 
-    # the loaded run is an ordinary trained agent: save, load, act
+    # the loaded run is an ordinary trained agent: save, load, act, the ordinary evaluation
     path = str(tmp_path / "agent.pickle")
     both_agent.save(path)
     env = gymnax_env()
@@ -205,32 +205,10 @@ def test_vmapped_seeds_equal_the_same_seeds_run_alone_and_any_run_loads_into_the
     np.testing.assert_allclose(
         fresh.act(states, 0, 1)[2]["net_output"], both_agent.act(states, 0, 1)[2]["net_output"], atol=1e-6
     )
+    returns = both.evaluate_episodes(num_episodes=2, max_timesteps=2000)
+    assert len(returns) == 2 and all(1 <= r <= 6 for r in returns)  # episodes of at most max_steps=6
     with pytest.raises(IndexError, match="made runs 0..1"):
         both.load_run(2)
-
-
-def test_a_swept_learning_rate_equals_agents_built_with_each_rate_and_evaluation_works():
-    rates = [1e-3, 1e-2]
-    env = gymnax_env(max_steps=500)
-    agent = make_agent(env, learning_rate=rates[0])
-    swept = CompiledTrainer(
-        env=env, agents=agent, cfg={**QUIET, "timesteps": ROLLOUTS, "seeds": [5, 5], "sweep": {"learning_rate": rates}}
-    )
-    metrics = swept.train()
-    assert metrics["Learning / Learning rate"][:, -1] == pytest.approx(rates)
-    for index, rate in [(1, rates[1])]:  # the rate the agent was not built with
-        other_env = gymnax_env(max_steps=500)
-        other = make_agent(other_env, learning_rate=rate)
-        CompiledTrainer(
-            env=other_env, agents=other, cfg={**QUIET, "timesteps": ROLLOUTS, "seeds": [5]}
-        ).train()  # run 0
-        swept.load_run(index)
-        policy = jax.tree_util.tree_leaves(agent.policy.state_dict.params)
-        for a, b in zip(policy, jax.tree_util.tree_leaves(other.policy.state_dict.params)):
-            np.testing.assert_allclose(a, b, atol=1e-5)
-    # the ordinary evaluation runs on the loaded run
-    returns = swept.evaluate_episodes(num_episodes=2, max_timesteps=2000)
-    assert len(returns) == 2 and all(r >= 1 for r in returns)
 
 
 def test_clear_errors():
