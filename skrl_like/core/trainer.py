@@ -132,6 +132,8 @@ class TrainerCore:
 
     #: the defaults a subclass's cfg is merged into (a trainer module's ``*_TRAINER_DEFAULT_CONFIG``)
     default_config: Mapping[str, Any] = _BASE_FALLBACKS
+    #: the checks of a subclass's own keys, in ``_CFG_CHECKS``'s form
+    extra_cfg_checks: Mapping[str, Tuple[Any, str, str]] = {}
 
     def __init__(
         self,
@@ -199,7 +201,7 @@ class TrainerCore:
 
     def _check_cfg(self, where: str, given: Mapping[str, Any]) -> None:
         """Type- and range-check every key, so a bad value fails here and not deep inside a run."""
-        for key, (valid, expected, example) in _CFG_CHECKS.items():
+        for key, (valid, expected, example) in {**_CFG_CHECKS, **self.extra_cfg_checks}.items():
             value = self.cfg[key]
             if key == "timesteps" and key not in given and value == 0 and self.default_config is _BASE_FALLBACKS:
                 continue  # the base class's fallback for a custom subclass that passes no timesteps (as in skrl)

@@ -285,22 +285,42 @@ class AgentCore:
         timestep: int,
         timesteps: int,
     ) -> None:
-        """While training, store the transition with its reward shaped by ``cfg["rewards_shaper"]``; a sub-environment
-        that finished stores its terminal observation as next state
-        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it."""
+        """While training, store the transition (:meth:`_training_transition`)."""
         if self.memory is None or not self.training:
             return
+        self._store_transition(
+            **self._training_transition(
+                states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+            )
+        )
+
+    def _training_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: Any,
+        timesteps: int,
+    ) -> Dict[str, Any]:
+        """The sample a training step stores: the reward shaped by ``cfg["rewards_shaper"]``; a sub-environment that
+        finished stores its terminal observation as next state
+        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it. Array
+        operations only (pure with a pure shaper): the JAX ``CompiledTrainer`` traces it inside its scan."""
         shaper = self.cfg.get("rewards_shaper")
         if shaper is not None:
             rewards = shaper(rewards, timestep, timesteps)
-        self._store_transition(
-            states=states,
-            actions=actions,
-            rewards=rewards,
-            next_states=stored_next_states(next_states, infos),
-            terminated=terminated,
-            truncated=truncated,
-        )
+        return {
+            "states": states,
+            "actions": actions,
+            "rewards": rewards,
+            "next_states": stored_next_states(next_states, infos),
+            "terminated": terminated,
+            "truncated": truncated,
+        }
 
     def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> None:
         """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so (a

@@ -10,6 +10,8 @@ from typing import Any, List
 from skrl_like import logger
 
 SUPPORTED_TAGS = ("gymnasium", "gym", "pettingzoo")
+# environments written in JAX: only the JAX backend wraps them
+JAX_NATIVE_TAGS = ("gymnax",)
 
 # first match wins; the order matters (e.g. Isaac Lab envs are also gymnasium envs)
 _DETECTION_RULES = [
@@ -21,6 +23,7 @@ _DETECTION_RULES = [
     (["robosuite.environments."], "robosuite"),
     (["dm_env..*"], "dm"),
     (["pettingzoo.utils.env", "pettingzoo.utils.wrappers"], "pettingzoo"),
+    (["gymnax.environments..*"], "gymnax"),
     (["gymnasium..*"], "gymnasium"),
     (["gym..*"], "gym"),
 ]
@@ -52,12 +55,14 @@ def _matches(patterns: List[str], names: List[str]) -> bool:
     return any(pattern in name or re.match(pattern, name) for pattern in patterns for name in names)
 
 
-def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True) -> str:
-    """The supported tag (``"gymnasium"``, ``"gym"`` or ``"pettingzoo"``) of the wrapper to use for ``env``.
+def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, jax_native: bool = False) -> str:
+    """The supported tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, or ``"gymnax"`` where ``jax_native``) of the
+    wrapper to use for ``env``.
 
     :param env: the environment to wrap.
     :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag.
     :param verbose: log the detected class names.
+    :param jax_native: the backend wraps environments written in JAX (the JAX backend).
     :raises ValueError: the env or tag is unknown, or names a simulator skrl_like does not support.
     """
     tag = wrapper
@@ -71,8 +76,13 @@ def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True) -
                 break
         else:
             raise ValueError(f"Unknown wrapper type: {names}")
-    if tag in SUPPORTED_TAGS:
+    if tag in SUPPORTED_TAGS or (jax_native and tag in JAX_NATIVE_TAGS):
         return tag
+    if tag in JAX_NATIVE_TAGS:
+        raise ValueError(
+            f"The environment is a {tag} environment, written in JAX: wrap it with skrl_like.jax.envs.wrappers.wrap_env "
+            "and train it with a JAX agent (skrl_like.jax.agents)"
+        )
     if tag.startswith("isaaclab") or tag in _UNSUPPORTED_TAGS:
         raise ValueError(
             f"Environment wrapper '{tag}' is not supported in skrl_like (its simulator is out of scope): wrap the "

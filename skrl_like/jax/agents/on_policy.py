@@ -8,11 +8,12 @@ An algorithm subclasses :class:`OnPolicyAgent` and writes only its own loss and 
 :class:`UpdateReport`.
 """
 
-from typing import Any, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.flatten_util import ravel_pytree
 
 from skrl_like import config
 from skrl_like.core.agents.checks import (
@@ -91,6 +92,7 @@ class OnPolicyAgent(Agent):
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
     _rollout_type: Any = Rollout  # the memory tensors an update reads (MAPPO adds the shared states)
+    _rate_in_learner: bool = False  # step at ``learner.learning_rate`` also without a schedule (a swept rate)
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -283,11 +285,69 @@ class OnPolicyAgent(Agent):
     def _optimizer_step(self, learner: LearnerState, grads: Any) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),
         at the learner's scheduled learning rate when a schedule is configured."""
-        learning_rate = learner.learning_rate if self._schedule is not None else None
+        learning_rate = learner.learning_rate if self._schedule is not None or self._rate_in_learner else None
         policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learning_rate)
         value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learning_rate)
         return learner._replace(
             policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
+        )
+
+    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
+    # (``_sample`` as ``act``, ``_training_transition`` and ``_rollout_step`` as ``record_transition``, ``_learn``)
+
+    def _compiled_obstacles(self) -> List[str]:
+        """The configured options that cannot run inside one compiled function, each with its fix."""
+        cfg = self.cfg
+        obstacles = []
+        if cfg.get("random_timesteps", 0) > 0:
+            obstacles.append(
+                f"cfg['random_timesteps'] = {cfg['random_timesteps']}: random actions are drawn by NumPy's global "
+                "generator on the host; set it to 0"
+            )
+        if cfg.get("learning_starts", 0) > 0:
+            obstacles.append(
+                f"cfg['learning_starts'] = {cfg['learning_starts']}: every rollout of a compiled run ends in an "
+                "update; set it to 0"
+            )
+        if self.secondary_memories:
+            obstacles.append(
+                f"{len(self.secondary_memories)} secondary memories: the rollout lives inside the compiled function "
+                "and is written to no memory; pass only the rollout memory"
+            )
+        if self._rollout_type is not Rollout:
+            obstacles.append(f"the rollout of {type(self).__name__} holds {self._rollout_type._fields}")
+        return obstacles
+
+    def _rollout_step(self, sample: Mapping[str, Any]) -> Rollout:
+        """One step of the rollout as the memory stores it (its dtypes and ``(num_envs, size)`` rows), from a
+        :meth:`_training_transition` sample: what a compiled scan stacks in place of the memory (pure)."""
+        num_envs = self.memory.num_envs
+        return self._rollout_type(
+            *(
+                jnp.asarray(sample[name]).reshape(num_envs, -1).astype(self.memory.tensors[name].dtype)
+                for name in self._rollout_type._fields
+            )
+        )
+
+    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """``learner`` with new parameters for both models drawn from ``key`` (the models' initialisers), fresh
+        optimizer states for them, and, when the update draws random numbers, a new update key (pure: one per seed
+        in a vmapped run). The preprocessors' statistics and the learning rate are kept."""
+        policy_key, value_key, update_key = jax.random.split(key, 3)
+        policy = self.policy.initial_params("policy", policy_key)
+        value = self.value.initial_params("value", value_key)
+
+        def fresh(optimizer: Any, params: Any) -> Any:
+            if optimizer is None:
+                return None
+            return optimizer.replace(state=optimizer.transformation.init(ravel_pytree(params)[0]))
+
+        return learner._replace(
+            policy=policy,
+            value=value,
+            policy_optimizer=fresh(learner.policy_optimizer, policy),
+            value_optimizer=fresh(learner.value_optimizer, value),
+            key=None if learner.key is None else update_key,
         )
 
     # -- the host side of an update -----------------------------------------------------------------------------

@@ -316,16 +316,25 @@ class Model(flax.linen.Module):
         :param key: PRNG key for the initial parameters; by default a key of its own, ``config.jax.model_key()`` (the
             root key folded with the number of models initialised so far), so that no two models start equal.
         """
+        if key is None:
+            key = config.jax.model_key()
+        with jax.default_device(self.device):
+            params = self.initial_params(role, key, inputs)
+        self.state_dict = StateDict.create(apply_fn=self.apply, params=params)
+
+    def initial_params(self, role: str, key: jax.Array, inputs: Mapping[str, Any] = {}) -> Any:
+        """The network's initial parameters drawn from ``key`` (pure: ``CompiledTrainer`` draws one set per seed).
+
+        :param role: the role passed to ``__call__`` while tracing.
+        :param key: PRNG key for the parameters.
+        :param inputs: example inputs; by default one flattened sample of the observation and action spaces.
+        """
         if not inputs:
             inputs = {"states": _sample_flat(self.observation_space), "taken_actions": _sample_flat(self.action_space)}
         inputs = dict(inputs)
         if isinstance(inputs.get("states"), (int, np.integer)):
             inputs["states"] = np.array(inputs["states"]).reshape(1, 1)
-        if key is None:
-            key = config.jax.model_key()
-        with jax.default_device(self.device):
-            params = self.init(key, inputs, role)
-        self.state_dict = StateDict.create(apply_fn=self.apply, params=params)
+        return self.init(key, inputs, role)
 
     def _map_leaves(self, method_name: str, args: tuple, kwargs: dict, select: Callable[[str], bool]) -> None:
         """Re-initialise the selected parameter leaves with ``flax.linen.initializers.<method_name>``."""

@@ -1,0 +1,196 @@
+"""The whole PPO run compiled: skrl_like's CompiledTrainer against rejax (issue 15), one JSON line per run.
+
+Both train PPO on gymnax CartPole-v1 with the same shape: 4 envs x 128 steps per rollout, 4 epochs x 4 mini-batches,
+64x64 tanh networks, lr 2.5e-4, gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5, entropy 0.01, gradient
+norm 0.5; 976 updates (499,712 env steps, the largest whole number of rollouts within 500k). Timed apart: the
+compilation (``lower().compile()``), then the compiled run (env-steps/s over every run of a vmapped call). The final
+return is the mean return of sampled-action episodes after training (rejax's own evaluation protocol: 128 episodes
+in rejax; 32 with ``CompiledTrainer.evaluate_episodes`` for ours, ``stochastic_evaluation``), for single runs; for
+vmapped runs the mean over runs of the last 10 updates' training episode returns (ours) and of rejax's evaluation
+(16 episodes per run).
+
+    python benchmarks/compiled.py --library ours --seed 0                 # the main venv
+    /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --library rejax --seed 0
+    python benchmarks/compiled.py --library ours --seeds 8                # 8 seeds vmapped in one call
+
+Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false for both (one intra-op thread).
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+NUM_ENVS, ROLLOUTS, EPOCHS, MINI_BATCHES, UPDATES = 4, 128, 4, 4, 976
+HYPER = {"lr": 2.5e-4, "gamma": 0.99, "lambda": 0.95, "clip": 0.2, "vf": 0.5, "ent": 0.01, "max_grad_norm": 0.5}
+ENV_STEPS = NUM_ENVS * ROLLOUTS * UPDATES
+
+
+def run_ours(seed: int, seeds: int) -> dict:
+    import flax.linen as nn
+    import gymnax
+
+    from skrl_like import config
+    from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
+    from skrl_like.jax.envs.wrappers import wrap_env
+    from skrl_like.jax.memories import RandomMemory
+    from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
+    from skrl_like.jax.trainers import CompiledTrainer
+    from skrl_like.utils import set_seed
+
+    config.jax.backend = "jax"
+    set_seed(seed)
+    env = wrap_env(gymnax.make("CartPole-v1")[0], verbose=False, num_envs=NUM_ENVS)
+
+    class Policy(CategoricalMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            CategoricalMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = nn.tanh(nn.Dense(64)(nn.tanh(nn.Dense(64)(inputs["states"]))))
+            return nn.Dense(self.num_actions)(x), {}
+
+    class Value(DeterministicMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            DeterministicMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            return nn.Dense(1)(nn.tanh(nn.Dense(64)(nn.tanh(nn.Dense(64)(inputs["states"]))))), {}
+
+    models = {"policy": Policy(env.observation_space, env.action_space), "value": Value(env.observation_space, None)}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    cfg = {
+        **PPO_DEFAULT_CONFIG,
+        "rollouts": ROLLOUTS,
+        "learning_epochs": EPOCHS,
+        "mini_batches": MINI_BATCHES,
+        "learning_rate": HYPER["lr"],
+        "discount_factor": HYPER["gamma"],
+        "lambda": HYPER["lambda"],
+        "ratio_clip": HYPER["clip"],
+        "value_loss_scale": HYPER["vf"],
+        "entropy_loss_scale": HYPER["ent"],
+        "grad_norm_clip": HYPER["max_grad_norm"],
+        "experiment": {"write_interval": 0, "checkpoint_interval": 0},
+    }
+    agent = PPO(
+        models=models,
+        memory=RandomMemory(memory_size=ROLLOUTS, num_envs=NUM_ENVS),
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    trainer_cfg = {"timesteps": ROLLOUTS * UPDATES, "disable_progressbar": True, "stochastic_evaluation": True}
+    if seeds > 1:
+        trainer_cfg["seeds"] = list(range(seed, seed + seeds))
+    trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
+    metrics = trainer.train()
+    if seeds > 1:
+        final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -10:]))
+    else:
+        final = float(np.mean(trainer.evaluate_episodes(32)))
+    timings = trainer.timings
+    return {
+        "compile_s": timings["compile_seconds"],
+        "run_s": timings["run_seconds"],
+        "compile_cpu_s": timings["compile_cpu_seconds"],
+        "run_cpu_s": timings["run_cpu_seconds"],
+        "final": final,
+    }
+
+
+def run_rejax(seed: int, seeds: int) -> dict:
+    import jax
+    import jax.numpy as jnp
+    from rejax import PPO
+    from rejax.evaluate import evaluate
+
+    algo = PPO.create(
+        env="CartPole-v1",
+        num_envs=NUM_ENVS,
+        num_steps=ROLLOUTS,
+        num_epochs=EPOCHS,
+        num_minibatches=MINI_BATCHES,
+        total_timesteps=ENV_STEPS,
+        eval_freq=ENV_STEPS,
+        skip_initial_evaluation=True,
+        learning_rate=HYPER["lr"],
+        gamma=HYPER["gamma"],
+        gae_lambda=HYPER["lambda"],
+        clip_eps=HYPER["clip"],
+        vf_coef=HYPER["vf"],
+        ent_coef=HYPER["ent"],
+        max_grad_norm=HYPER["max_grad_norm"],
+        agent_kwargs={"activation": "tanh", "hidden_layer_sizes": (64, 64)},
+    )
+    # training only in the timed call: the evaluation runs afterwards, outside it
+    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in range(seed, seed + seeds)])
+    train = jax.vmap(algo.train) if seeds > 1 else algo.train
+    keys = keys if seeds > 1 else keys[0]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    compiled = jax.jit(train).lower(keys).compile()
+    compile_s, compile_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+    start, start_cpu = time.perf_counter(), time.process_time()
+    ts, _ = jax.block_until_ready(compiled(keys))
+    run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+
+    def final_return(ts, key):
+        _, returns = evaluate(algo.make_act(ts), key, algo.env, algo.env_params, 128 if seeds == 1 else 16, 500)
+        return returns.mean()
+
+    if seeds > 1:
+        final = float(jax.vmap(final_return)(ts, keys).mean())
+    else:
+        final = float(final_return(ts, keys))
+    return {
+        "compile_s": compile_s,
+        "run_s": run_s,
+        "compile_cpu_s": compile_cpu_s,
+        "run_cpu_s": run_cpu_s,
+        "final": final,
+    }
+
+
+def main() -> None:
+    global UPDATES, ENV_STEPS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", choices=("ours", "rejax"), required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=1, help="runs vmapped in one compiled call (seed, seed + 1, ...)")
+    parser.add_argument("--updates", type=int, default=UPDATES, help="PPO updates (976: 499,712 env steps)")
+    args = parser.parse_args()
+    UPDATES, ENV_STEPS = args.updates, NUM_ENVS * ROLLOUTS * args.updates
+    result = (run_ours if args.library == "ours" else run_rejax)(args.seed, args.seeds)
+    import jax
+
+    print(
+        json.dumps(
+            {
+                "library": args.library,
+                "config": "ppo_cartpole_gymnax_4x128_4x4",
+                "seed": args.seed,
+                "seeds": args.seeds,
+                "env_steps": ENV_STEPS * args.seeds,
+                "compile_s": round(result["compile_s"], 3),
+                "run_s": round(result["run_s"], 3),
+                "env_steps_per_s": round(ENV_STEPS * args.seeds / result["run_s"], 1),
+                "compile_cpu_s": round(result["compile_cpu_s"], 3),
+                "run_cpu_s": round(result["run_cpu_s"], 3),
+                "env_steps_per_cpu_s": round(ENV_STEPS * args.seeds / result["run_cpu_s"], 1),
+                "final_return": round(result["final"], 2),
+                "device": jax.devices()[0].platform,
+            }
+        ),
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()

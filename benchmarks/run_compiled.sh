@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# CompiledTrainer against rejax (issue 15), side by side: five single-seed runs alternating ours/rejax, then 8 and 64
+# seeds vmapped (alternating); our ordinary JAX path on gymnasium CartPole beside the compiled one. One JSON line per run into benchmarks/results/compiled.jsonl.
+# Usage: REJAX_PYTHON=/work/bench_venvs/rejax/bin/python benchmarks/run_compiled.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OURS_PYTHON=${OURS_PYTHON:-.venv/bin/python}
+REJAX_PYTHON=${REJAX_PYTHON:-/work/bench_venvs/rejax/bin/python}
+OUT=${OUT:-benchmarks/results/compiled.jsonl}
+export OMP_NUM_THREADS=1 XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
+mkdir -p "$(dirname "$OUT")"
+run() { nice -n 19 "$@" 2>/dev/null | grep '^{' >> "$OUT"; tail -1 "$OUT"; }
+for seed in ${SEEDS:-0 1 2 3 4}; do
+    PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --library ours --seed "$seed"
+    run "$REJAX_PYTHON" benchmarks/compiled.py --library rejax --seed "$seed"
+done
+# our ordinary JAX path (SequentialTrainer, gymnasium CartPole, same 4 x 128 / 4 x 4 shape) beside the compiled one
+for seed in 0; do
+    PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/ppo_cartpole.py --backend jax --config cleanrl --seed "$seed" --timesteps 100352 --no-eval
+    PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --library ours --seed "$seed" --updates 196
+done
+# vmapped: 200 updates per run (102,400 env steps each) keep the 64-seed call within minutes on a shared CPU
+for seeds in 8 64; do
+    PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --library ours --seeds "$seeds" --updates 200
+    run "$REJAX_PYTHON" benchmarks/compiled.py --library rejax --seeds "$seeds" --updates 200
+done

@@ -1,0 +1,474 @@
+"""``CompiledTrainer``: a whole training run as one compiled function, for JAX agents on JAX-native environments.
+
+With an environment written in JAX (:class:`~skrl_like.jax.envs.wrappers.GymnaxWrapper`), nothing in a training run
+needs the host: the run is ``lax.scan`` over updates of (``lax.scan`` over ``rollouts`` environment steps, then the
+agent's update), compiled once. The trainer composes the agent's own pure functions, the ones its Python hooks call
+under :class:`~skrl_like.jax.trainers.SequentialTrainer`, so the algorithm is written once: ``_sample`` (what ``act``
+runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`` stores), and ``_learn`` (the
+jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
+under both trainers.
+
+Several runs go into one compiled call with ``vmap``: ``cfg["seeds"]`` (each run draws its parameters, optimizer
+states, environment and action keys from its seed) and ``cfg["sweep"]`` (one config value per run). Metrics come
+back per update as arrays (:attr:`CompiledTrainer.metrics`) and are written to TensorBoard after the run, or after
+every chunk of ``cfg["updates_per_chunk"]`` updates.
+"""
+
+import contextlib
+import copy
+import difflib
+import numbers
+import os
+import sys
+import time
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import tqdm
+
+from skrl_like.core.tensorboard import SummaryWriter
+from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
+from skrl_like.jax.agents.on_policy import LearnerState, OnPolicyAgent, UpdateReport
+from skrl_like.jax.trainers.base import Trainer
+
+COMPILED_TRAINER_DEFAULT_CONFIG = {
+    **copy.deepcopy(TRAINER_DEFAULT_CONFIG),
+    "updates_per_chunk": 0,  # updates per compiled call (TensorBoard, checkpoints, progress after each); 0: all
+    "seeds": None,  # None: one run from the agent's state; a list of ints: one run per seed, vmapped
+    "sweep": None,  # None, or {"cfg key": [values]}: one run per value, vmapped (zipped with the seeds)
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+_COMPILED_CFG_CHECKS = {
+    "updates_per_chunk": (
+        lambda v: _is_int(v) and v >= 0,
+        "an int >= 0 (updates per compiled call; 0 runs the whole of timesteps in one call)",
+        "10",
+    ),
+    "seeds": (
+        lambda v: v is None or (isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_int(s) for s in v)),
+        "None (one run from the agent's own state) or a non-empty list of int seeds (one vmapped run each)",
+        "[0, 1, 2, 3]",
+    ),
+    "sweep": (
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and len(v) == 1
+                and all(isinstance(k, str) for k in v)
+                and all(
+                    isinstance(vs, (list, tuple)) and len(vs) > 0 and all(_is_number(x) for x in vs)
+                    for vs in v.values()
+                )
+            )
+        ),
+        "None or a dict of one agent cfg key to a non-empty list of numbers (one vmapped run per value)",
+        "{'learning_rate': [1e-3, 3e-4]}",
+    ),
+}
+
+# numbers read when the agent is built or that shape the compiled function: they cannot differ between vmapped runs
+_STRUCTURAL_KEYS = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
+
+
+class RunState(NamedTuple):
+    """Everything a compiled run carries from one update to the next (one per run when vmapped)."""
+
+    learner: LearnerState
+    env: Any  # the environment's state (GymnaxState)
+    states: jax.Array  # the observations the next step acts on
+    act_key: jax.Array  # the agent's acting stream (``agent._key``)
+    episode_returns: jax.Array  # (num_envs,) of the running episodes
+    episode_lengths: jax.Array
+
+
+class UpdateMetrics(NamedTuple):
+    """One per update (the scan stacks them): the agent's report and the episodes that ended in the rollout."""
+
+    report: UpdateReport
+    episodes: jax.Array  # how many ended
+    episode_return: jax.Array  # their mean return (NaN when none ended)
+    episode_length: jax.Array
+    reward: jax.Array  # the mean reward of the rollout's steps
+
+
+class CompiledTrainer(Trainer):
+    """Train one JAX on-policy agent (PPO, A2C, RPO, TRPO) on a JAX-native environment with the whole run compiled.
+
+    The agent is built as usual (models, memory of ``memory_size=rollouts``, cfg); after :meth:`train` it holds the
+    trained state (``save``, ``load``, ``act`` and :meth:`eval` work on it): with several runs, run 0's, and
+    :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as in the
+    other trainers. The page ``docs/compiled-trainer.md`` describes the configuration and what cannot be compiled.
+
+    :param env: a wrapped JAX-native environment (``wrap_env(gymnax_env, num_envs=...)``).
+    :param agents: one on-policy JAX agent.
+    :param agents_scope: unused (one agent steps every sub-environment).
+    :param cfg: keys of ``COMPILED_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
+    """
+
+    default_config = COMPILED_TRAINER_DEFAULT_CONFIG
+    extra_cfg_checks = _COMPILED_CFG_CHECKS
+
+    def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
+        for method in ("initial_state", "transition"):
+            if not callable(getattr(env, method, None)):
+                raise TypeError(
+                    f"CompiledTrainer needs an environment written in JAX, stepped by pure functions (a gymnax env "
+                    f"wrapped with wrap_env(env, num_envs=...)); {type(env).__name__} has no '{method}': it steps in "
+                    "Python, so train on it with SequentialTrainer"
+                )
+        super().__init__(env, agents, agents_scope, cfg)
+        if self.num_simultaneous_agents != 1:
+            raise ValueError(
+                "CompiledTrainer trains one agent: pass a single agent (compile simultaneous runs with "
+                "cfg['seeds'] or cfg['sweep'])"
+            )
+        agent = self._agent_list[0]
+        if not isinstance(agent, OnPolicyAgent):
+            raise TypeError(
+                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO); {type(agent).__name__} has no "
+                "compiled form yet: train it with SequentialTrainer"
+            )
+        self.agent = agent
+        self._init_agents()  # the memory's size is checked against the rollout here
+        self._check_agent(agent)
+        rollouts = agent.cfg["rollouts"]
+        if self.timesteps % rollouts:
+            raise ValueError(
+                f"CompiledTrainer cfg['timesteps'] ({self.timesteps}) is not a multiple of the agent's "
+                f"cfg['rollouts'] ({rollouts}): every compiled update follows a whole rollout; use e.g. "
+                f"timesteps={self.timesteps // rollouts * rollouts or rollouts}"
+            )
+        self.num_updates = self.timesteps // rollouts
+        chunk = self.cfg["updates_per_chunk"] or self.num_updates
+        if self.num_updates % chunk:
+            raise ValueError(
+                f"CompiledTrainer cfg['updates_per_chunk'] ({chunk}) does not divide the run's {self.num_updates} "
+                "updates (timesteps / rollouts): every chunk is one call of the same compiled function; pick a "
+                "divisor, or 0 for a single call"
+            )
+        self.updates_per_chunk = chunk
+        self._sweep_name, self._sweep_values = self._check_sweep(agent)
+        seeds = self.cfg["seeds"]
+        if seeds is not None and self._sweep_values is not None and len(seeds) != len(self._sweep_values):
+            raise ValueError(
+                f"CompiledTrainer cfg['seeds'] has {len(seeds)} seeds but cfg['sweep'] {len(self._sweep_values)} "
+                "values: run i uses seeds[i] and the i-th value, so give them the same length"
+            )
+        self.num_runs = len(seeds) if seeds is not None else len(self._sweep_values or [None])
+        self._vmapped = seeds is not None or self._sweep_values is not None
+        self._compiled: Any = None
+        self.compilations = 0
+        self.runs: Optional[RunState] = None  # after train(): every run's final state (a leading run axis if vmapped)
+        self.metrics: Dict[str, np.ndarray] = {}
+        self.timings: Dict[str, float] = {}
+
+    # -- checks ------------------------------------------------------------------------------------------------
+
+    def _check_agent(self, agent: OnPolicyAgent) -> None:
+        obstacles = agent._compiled_obstacles()
+        if obstacles:
+            raise ValueError(
+                f"CompiledTrainer cannot compile {type(agent).__name__} with "
+                + "; ".join(obstacles)
+                + " (or train it with SequentialTrainer)"
+            )
+        memory_envs = agent.memory.num_envs
+        if memory_envs != self.env.num_envs:
+            raise ValueError(
+                f"{type(agent).__name__}'s memory has num_envs={memory_envs}, the environment {self.env.num_envs}: "
+                f"create it with RandomMemory(memory_size={agent.cfg['rollouts']}, num_envs=env.num_envs)"
+            )
+
+    def _check_sweep(self, agent: OnPolicyAgent) -> tuple:
+        sweep = self.cfg["sweep"]
+        if sweep is None:
+            return None, None
+        ((name, values),) = sweep.items()
+        where = f"CompiledTrainer cfg['sweep'] key '{name}'"
+        if name not in agent.cfg:
+            close = difflib.get_close_matches(name, list(agent.cfg), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg{hint}")
+        if name in _STRUCTURAL_KEYS or not _is_number(agent.cfg[name]):
+            raise ValueError(
+                f"{where}: {name!r} ({agent.cfg[name]!r}) is not a number the update reads as a value (it shapes the "
+                "compiled function or is read when the agent is built); sweep e.g. learning_rate, discount_factor, "
+                "lambda, ratio_clip, value_clip or value_loss_scale"
+            )
+        if name == "learning_rate" and agent._schedule is None and agent.policy_optimizer is not None:
+            if agent.policy_optimizer.scale and agent.policy_optimizer.learning_rate == 0:
+                raise ValueError(f"{where}: the agent's own learning_rate is 0; build it with a non-zero rate")
+        return name, [float(value) for value in values]
+
+    @contextlib.contextmanager
+    def _swept(self, value: jax.Array) -> Iterator[None]:
+        """While tracing: the agent reads the swept config value as ``value`` (traced, one per run)."""
+        agent, name = self.agent, self._sweep_name
+        if name is None:
+            yield
+            return
+        cfg, rate_in_learner = agent.cfg, agent._rate_in_learner
+        agent.cfg = {**cfg, name: value}
+        agent._rate_in_learner = rate_in_learner or name == "learning_rate"
+        try:
+            yield
+        except (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError) as error:
+            raise ValueError(
+                f"CompiledTrainer cfg['sweep'] key '{name}': {type(agent).__name__} makes a Python decision on it "
+                f"(e.g. 'if cfg[{name!r}]'), so it cannot differ between the runs of one compiled call; sweep another "
+                "key or run each value separately"
+            ) from error
+        finally:
+            agent.cfg, agent._rate_in_learner = cfg, rate_in_learner
+
+    # -- the compiled run ------------------------------------------------------------------------------------
+
+    def _one_update(self, run: RunState, update: jax.Array) -> tuple:
+        """One rollout of ``rollouts`` steps with the run's current policy, then the agent's update (traced)."""
+        agent, env = self.agent, self.env
+        rollouts = agent.cfg["rollouts"]
+        first_timestep = update * rollouts
+        learner = run.learner
+
+        def env_step(carry: tuple, timestep: jax.Array) -> tuple:
+            env_state, states, key, returns, lengths = carry
+            actions, _, _, key, _ = agent._sample(learner.policy, learner.state_preprocessor, states, key)
+            env_state, out = env.transition(env_state, actions)
+            infos = {"final_states": out.final_states}
+            sample = agent._training_transition(
+                states,
+                actions,
+                out.rewards,
+                out.next_states,
+                out.terminated,
+                out.truncated,
+                infos,
+                timestep,
+                self.timesteps,
+            )
+            returns = returns + out.rewards[:, 0]
+            lengths = lengths + 1
+            done = jnp.logical_or(out.terminated, out.truncated)[:, 0]
+            ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0))
+            returns, lengths = jnp.where(done, 0.0, returns), jnp.where(done, 0, lengths)
+            return (env_state, out.next_states, key, returns, lengths), (agent._rollout_step(sample), ended)
+
+        carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
+        carry, (rollout, (done, returns, lengths)) = jax.lax.scan(
+            env_step, carry, first_timestep + jnp.arange(rollouts, dtype=jnp.int32)
+        )
+        learner, report = agent._learn(learner, rollout, first_timestep + rollouts - 1)
+        episodes = done.sum()
+        count = jnp.maximum(episodes, 1)
+        metrics = UpdateMetrics(
+            report=report,
+            episodes=episodes,
+            episode_return=jnp.where(episodes > 0, returns.sum() / count, jnp.nan),
+            episode_length=jnp.where(episodes > 0, lengths.sum() / count, jnp.nan),
+            reward=rollout.rewards.mean(),
+        )
+        return RunState(learner, *carry), metrics
+
+    def _chunk(self, run: RunState, first_update: jax.Array, swept: jax.Array) -> tuple:
+        """``updates_per_chunk`` updates from ``first_update`` (the function compiled once per run)."""
+        with self._swept(swept):
+            updates = first_update + jnp.arange(self.updates_per_chunk, dtype=jnp.int32)
+            final, metrics = jax.lax.scan(self._one_update, run, updates)
+        # the carry leaves its call with the types it came in with, so the next chunk reuses the compiled function
+        return jax.tree_util.tree_map(lambda new, old: new.astype(old.dtype), final, run), metrics
+
+    def _seeded_run(self, learner: LearnerState, key: jax.Array) -> RunState:
+        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys."""
+        model_key, env_key, act_key = jax.random.split(key, 3)
+        env_state, states = self.env.initial_state(env_key)
+        return self._run_state(self.agent._fresh_learner(learner, model_key), env_state, states, act_key)
+
+    def _run_state(self, learner: LearnerState, env_state: Any, states: Any, act_key: Any) -> RunState:
+        num_envs = self.env.num_envs
+        return RunState(
+            learner, env_state, states, act_key, jnp.zeros(num_envs, jnp.float32), jnp.zeros(num_envs, jnp.int32)
+        )
+
+    def _initial_runs(self) -> RunState:
+        agent = self.agent
+        learner = agent._gather_learner_state()
+        seeds = self.cfg["seeds"]
+        if seeds is not None:
+            keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
+            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, 0)))(learner, keys)
+        else:
+            self.env.reset()
+            env_state, states = self.env.carry
+            runs = self._run_state(learner, env_state, states, agent._key)
+            if self._vmapped:  # a sweep from the agent's own state: the same start for every run
+                runs = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_runs, *jnp.shape(x))), runs)
+        if self._sweep_name == "learning_rate":
+            runs = runs._replace(learner=runs.learner._replace(learning_rate=self._swept_array()))
+        # strongly typed leaves, as the chunk returns them (a weakly typed one would compile a second time)
+        return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), runs)
+
+    def _swept_array(self) -> jax.Array:
+        if self._sweep_values is None:
+            return jnp.zeros(self.num_runs if self._vmapped else (), jnp.float32)
+        return jnp.asarray(self._sweep_values, jnp.float32)
+
+    def _compile(self, runs: RunState, first_update: jax.Array, swept: jax.Array) -> Any:
+        chunk = jax.vmap(self._chunk, in_axes=(0, None, 0)) if self._vmapped else self._chunk
+        start, start_cpu = time.perf_counter(), time.process_time()
+        compiled = jax.jit(chunk).lower(runs, first_update, swept).compile()
+        self.compilations += 1
+        self.timings["compile_seconds"] = time.perf_counter() - start
+        self.timings["compile_cpu_seconds"] = time.process_time() - start_cpu
+        return compiled
+
+    # -- public API --------------------------------------------------------------------------------------------
+
+    def train(self) -> Dict[str, np.ndarray]:
+        """Run the whole of ``timesteps`` compiled (one call per chunk) and return the metrics per update.
+
+        The agent (and the environment) then hold the trained state; with several runs (``seeds``/``sweep``) that
+        of run 0, :attr:`runs` holds every run's and :meth:`load_run` puts any one into the agent.
+
+        :return: :attr:`metrics`: arrays ``(updates,)`` (``(runs, updates)`` when vmapped) keyed by TensorBoard tag,
+            plus ``"timestep"``.
+        :raises ValueError: an update produced a non-finite value (named); the agent keeps its state from before
+            the chunk that produced it.
+        """
+        agent = self.agent
+        agent.set_running_mode("train")
+        runs = self._initial_runs()
+        swept = self._swept_array()
+        chunks = self.num_updates // self.updates_per_chunk
+        collected: List[Any] = []
+        run_seconds = run_cpu_seconds = 0.0
+        writers = self._writers()
+        with tqdm.tqdm(total=self.num_updates, disable=self.disable_progressbar, file=sys.stdout) as progress:
+            for index in range(chunks):
+                first_update = jnp.asarray(index * self.updates_per_chunk, jnp.int32)
+                if self._compiled is None:
+                    self._compiled = self._compile(runs, first_update, swept)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                runs, metrics = jax.block_until_ready(self._compiled(runs, first_update, swept))
+                run_seconds += time.perf_counter() - start
+                run_cpu_seconds += time.process_time() - start_cpu
+                metrics = jax.device_get(metrics)
+                self._check_finite(runs, metrics, index * self.updates_per_chunk)
+                self.runs = runs
+                self._commit(jax.tree_util.tree_map(lambda x: x[0], runs) if self._vmapped else runs)
+                collected.append(metrics)
+                self._write(writers, metrics, index * self.updates_per_chunk)
+                if agent.checkpoint_interval > 0:  # the agent's state (run 0's when vmapped) after every chunk
+                    agent.write_checkpoint((index + 1) * self.updates_per_chunk * agent.cfg["rollouts"], self.timesteps)
+                progress.update(self.updates_per_chunk)
+        self.timings["run_seconds"] = run_seconds
+        self.timings["run_cpu_seconds"] = run_cpu_seconds  # wall time minus waiting: steadier on a shared machine
+        self.metrics = self._metric_arrays(collected)
+        if self._vmapped:  # the per-run writers made for this call (the agent keeps its own)
+            for writer in writers:
+                writer.close()
+        return self.metrics
+
+    def load_run(self, index: int) -> None:
+        """Put run ``index`` of the last vmapped :meth:`train` into the agent (parameters, optimizers,
+        preprocessors, learning rate, keys) and into the environment, as if it had been trained alone."""
+        if self.runs is None:
+            raise RuntimeError("CompiledTrainer.load_run: train() has not run yet")
+        if not self._vmapped:
+            if index != 0:
+                raise IndexError(f"CompiledTrainer.load_run({index}): the last train() made one run (index 0)")
+            return self._commit(self.runs)
+        if not 0 <= index < self.num_runs:
+            raise IndexError(f"CompiledTrainer.load_run({index}): the last train() made runs 0..{self.num_runs - 1}")
+        self._commit(jax.tree_util.tree_map(lambda x: x[index], self.runs))
+
+    def eval(self) -> None:
+        """Evaluate the agent on the same environment with the ordinary loop (no learning)."""
+        self._loop(evaluate=True)
+
+    # -- after each chunk (host) ---------------------------------------------------------------------------------
+
+    def _commit(self, run: RunState) -> None:
+        self.agent._commit_learner_state(run.learner)
+        self.agent._key = run.act_key
+        self.env.carry = (run.env, run.states)
+
+    def _check_finite(self, runs: RunState, metrics: UpdateMetrics, first_update: int) -> None:
+        """Raise naming the first non-finite quantity of the first update (of the first run) that produced one."""
+        report = metrics.report
+        flags_ok = np.logical_and(
+            report.rollout_finite.all(axis=-1), report.step_finite.reshape(*report.step_finite.shape[:-3], -1).all(-1)
+        )
+        if flags_ok.all():
+            return
+        position = np.argwhere(~flags_ok)[0]
+        run_index, update = (position[0], position[1]) if self._vmapped else (None, position[0])
+        pick = (lambda x: x[run_index, update]) if self._vmapped else (lambda x: x[update])
+        final = runs if not self._vmapped else jax.tree_util.tree_map(lambda x: x[run_index], runs)
+        timestep = (first_update + int(update) + 1) * self.agent.cfg["rollouts"] - 1
+        prefix = "" if run_index is None else f"run {run_index}: "
+        try:
+            self.agent._check_update(timestep, final.learner, jax.tree_util.tree_map(pick, report))
+        except ValueError as error:
+            raise ValueError(f"CompiledTrainer {prefix}{error}") from error
+
+    def _writers(self) -> List[Any]:
+        agent = self.agent
+        if agent.write_interval == 0 or agent.writer is None:
+            return []
+        if not self._vmapped:
+            return [agent.writer]
+        return [SummaryWriter(log_dir=os.path.join(agent.experiment_dir, f"run_{i}")) for i in range(self.num_runs)]
+
+    def _scalars(self, metrics: UpdateMetrics) -> Dict[str, Any]:
+        """The per-update arrays under the tags the agent tracks in the ordinary trainers."""
+        report = metrics.report
+        scalars = {
+            "Reward / Total reward (mean)": metrics.episode_return,
+            "Episode / Total timesteps (mean)": metrics.episode_length,
+            "Reward / Instantaneous reward (mean)": metrics.reward,
+            "Episode / Episodes": metrics.episodes,
+            "Loss / Policy loss": report.losses.policy,
+            "Loss / Value loss": report.losses.value,
+            "Policy / Standard deviation": report.stddev,
+        }
+        if self.agent.cfg.get("entropy_loss_scale"):
+            scalars["Loss / Entropy loss"] = report.losses.entropy
+        if self.agent._schedule is not None or self._sweep_name == "learning_rate":
+            scalars["Learning / Learning rate"] = report.learning_rate
+        return scalars
+
+    def _write(self, writers: List[Any], metrics: UpdateMetrics, first_update: int) -> None:
+        if not writers:
+            return
+        rollouts = self.agent.cfg["rollouts"]
+        for run_index, writer in enumerate(writers):
+            for tag, values in self._scalars(metrics).items():
+                values = np.asarray(values)[run_index] if self._vmapped else np.asarray(values)
+                for offset, value in enumerate(values):
+                    if np.isfinite(value):
+                        writer.add_scalar(tag, float(value), (first_update + offset + 1) * rollouts)
+            writer.flush()
+
+    def _metric_arrays(self, collected: List[UpdateMetrics]) -> Dict[str, np.ndarray]:
+        axis = 1 if self._vmapped else 0
+        arrays = {
+            tag: np.concatenate([np.asarray(self._scalars(chunk)[tag]) for chunk in collected], axis=axis)
+            for tag in self._scalars(collected[0])
+        }
+        arrays["timestep"] = (np.arange(self.num_updates) + 1) * self.agent.cfg["rollouts"]
+        return arrays
+
+
+__all__ = ["CompiledTrainer", "COMPILED_TRAINER_DEFAULT_CONFIG"]
