@@ -109,9 +109,6 @@ class OnPolicyAgent(Agent):
         self.value = self.models["value"]
         self.checkpoint_modules["policy"] = self.policy
         self.checkpoint_modules["value"] = self.value
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
-            self.value.broadcast_parameters()
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
 
         # with a schedule the update passes the learning rate to the optimizers

@@ -100,8 +100,6 @@ class CEM(Agent):
 
         self.policy = self.models["policy"]
         self.checkpoint_modules["policy"] = self.policy
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
 
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
         self.episodes = neutral.EpisodeWindows("CEM", cfg["rollouts"], cfg["discount_factor"], cfg["percentile"])
@@ -237,8 +235,6 @@ class CEM(Agent):
         _, previous = self._state_functional(statistics, rows.previous_states)
         states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
-        if config.jax.is_distributed:
-            grads = self.policy.reduce_parameters(grads)
         optimizer, policy = learner.optimizer.update(
             grads, learner.policy, learner.learning_rate if self._schedule is not None else None
         )

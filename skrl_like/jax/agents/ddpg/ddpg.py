@@ -16,7 +16,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -125,9 +124,6 @@ class DDPG(Agent):
         self.target_critic = self.models["target_critic"]
         for role in ("policy", "target_policy", "critic", "target_critic"):
             self.checkpoint_modules[role] = self.models[role]
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
-            self.critic.broadcast_parameters()
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._policy_learning_rate = cfg["actor_learning_rate"]

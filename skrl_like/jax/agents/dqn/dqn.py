@@ -132,9 +132,6 @@ class DQN(Agent):
         self.target_q_network = self.models["target_q_network"]
         self.checkpoint_modules["q_network"] = self.q_network
         self.checkpoint_modules["target_q_network"] = self.target_q_network
-        if config.jax.is_distributed:
-            self.q_network.broadcast_parameters()
-            self.target_q_network.update_parameters(self.q_network, polyak=1)
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
         self._learning_rate = cfg["learning_rate"]
@@ -265,8 +262,6 @@ class DQN(Agent):
         target_values = td_targets(batch.rewards, dones, next_values, cfg["discount_factor"])
 
         loss, grads = jax.value_and_grad(self._loss)(learner.q_network, states, batch.actions, target_values)
-        if config.jax.is_distributed:
-            grads = self.q_network.reduce_parameters(grads)
         optimizer, q_network = learner.optimizer.update(
             grads, learner.q_network, learner.learning_rate if self._schedule is not None else None
         )

@@ -160,9 +160,6 @@ class SAC(Agent):
         for role in neutral.ROLES:
             self.checkpoint_modules[role] = self.models[role]
         warn_if_identical("SAC", self.models, "critic_1", "critic_2")
-        if config.jax.is_distributed:
-            for model in (self.policy, self.critic_1, self.critic_2):
-                model.broadcast_parameters()
         init_target("SAC", self.models, "target_critic_1", "critic_1")
         init_target("SAC", self.models, "target_critic_2", "critic_2")
 

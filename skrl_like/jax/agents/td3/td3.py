@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config, logger
+from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -152,9 +152,6 @@ class TD3(Agent):
         self.target_critic_2 = self.models["target_critic_2"]
         for role in ROLES:
             self.checkpoint_modules[role] = self.models[role]
-        if config.jax.is_distributed:
-            for role in ("policy", "critic_1", "critic_2"):
-                self.models[role].broadcast_parameters()
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._critic_update_counter = 0
