@@ -106,10 +106,12 @@ class _TorchConfig:
         first is used as it is. The group is destroyed at exit; an uncaught exception ends the process at once (see
         :func:`_end_process_on_uncaught_error`).
         """
+        if not self.is_distributed:
+            return
         import torch
         import torch.distributed as dist
 
-        if not self.is_distributed or dist.is_initialized():
+        if dist.is_initialized():
             return
         missing = [name for name in ("MASTER_ADDR", "MASTER_PORT") if name not in os.environ]
         if missing:
@@ -250,9 +252,11 @@ class _JaxConfig:
         computation (``jax.distributed.initialize`` must come first). CPU collectives go through gloo. An uncaught
         exception ends the process at once (see :func:`_end_process_on_uncaught_error`).
         """
+        if not self.is_distributed:
+            return
         import jax
 
-        if not self.is_distributed or jax.distributed.is_initialized():
+        if jax.distributed.is_initialized():
             return
         logger.info(
             f"Distributed (JAX): rank {self._rank} of {self._world_size}, local rank {self._local_rank}, "

@@ -7,6 +7,7 @@ to ``OUT/rank<r>.pt``. (One pair of processes for all: starting them costs more 
 ``python torch_distributed_worker.py raise OUT``: a PPO run in which rank 1 raises at its second update.
 """
 
+import faulthandler
 import os
 import sys
 
@@ -179,6 +180,7 @@ def sac_pendulum(experiment: dict):
 
 
 def main() -> None:
+    faulthandler.dump_traceback_later(240, exit=True)  # a process that hangs shows where, and ends
     scenario, out = sys.argv[1], sys.argv[2]
     rank, world_size = config.torch.rank, config.torch.world_size
     assert config.torch.is_distributed and torch.distributed.is_initialized()

@@ -27,6 +27,7 @@ from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, compute_gae, make_scheduler
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 # the log-probability of taken actions draws nothing, but the mixins want a key
 UNUSED_KEY = np.array([0, 0], dtype=np.uint32)
@@ -148,7 +149,7 @@ class OnPolicyAgent(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

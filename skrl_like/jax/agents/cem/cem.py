@@ -28,6 +28,7 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_scheduler, step_scheduler
 from skrl_like.jax.agents.off_policy import create_replay_tensors
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["CEM", "CEM_DEFAULT_CONFIG"]
 
@@ -141,7 +142,7 @@ class CEM(Agent):
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
         # the state acting reads, placed as an update leaves it: one compilation of acting before and after updates
         self._commit_learner_state(self._gather_learner_state())
 

@@ -33,6 +33,7 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batches
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DDPG", "DDPG_DEFAULT_CONFIG"]
 
@@ -157,7 +158,7 @@ class DDPG(Agent):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._deterministic_actions)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

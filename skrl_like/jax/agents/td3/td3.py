@@ -44,6 +44,7 @@ from skrl_like.jax.agents.off_policy import (
     warn_if_identical,
 )
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -191,7 +192,7 @@ class TD3(Agent):
         self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
         self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
