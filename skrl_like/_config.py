@@ -264,7 +264,12 @@ class _JaxConfig:
         )
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         try:
-            jax.distributed.initialize(self._coordinator_address, num_processes=self._world_size, process_id=self._rank)
+            jax.distributed.initialize(
+                self._coordinator_address,
+                num_processes=self._world_size,
+                process_id=self._rank,
+                local_device_ids=[self._local_rank],  # one accelerator per process (CPU: ignored)
+            )
         except RuntimeError as error:
             raise RuntimeError(
                 f"jax.distributed.initialize failed ({error}): import skrl_like.jax before any JAX computation in "
