@@ -4,12 +4,34 @@ Neither sub-object imports its framework until a member that needs it is used, s
 ``skrl_like`` costs nothing and the JAX path never pulls in torch (or the reverse).
 """
 
+import atexit
 import os
+import sys
+import traceback
 from typing import Any
 
 import numpy as np
 
 from skrl_like._logging import logger
+
+
+def _end_process_on_uncaught_error(rank: int) -> None:
+    """In a distributed run, print an uncaught exception with the process's rank, then end the process at once.
+
+    A normal exit runs the interpreter's shutdown, which in a distributed run can wait for the other processes (JAX's
+    shutdown barrier; an NCCL group's destruction), while they wait in a collective for this one: a hang of minutes.
+    Ending at once closes this process's connections, so the collectives the others are in (or enter next) fail
+    within a second and they end the same way, each showing its own error.
+    """
+
+    def hook(kind: type, error: BaseException, trace: Any) -> None:
+        sys.stderr.write(f"[skrl_like] rank {rank}: uncaught {kind.__name__}; ending this process\n")
+        traceback.print_exception(kind, error, trace)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+    sys.excepthook = hook
 
 
 class _TorchConfig:
@@ -74,6 +96,50 @@ class _TorchConfig:
     def is_distributed(self) -> bool:
         return self._world_size > 1
 
+    def init_process_group(self) -> None:
+        """Join the process group that ``torchrun`` describes (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+        ``MASTER_ADDR``, ``MASTER_PORT``): called when ``skrl_like.torch`` is imported in a distributed run, so the
+        group exists before the first collective and the user's script needs no code of its own.
+
+        gloo carries CPU tensors and NCCL CUDA ones (both when CUDA exists: ``"cpu:gloo,cuda:nccl"``), so a run on
+        GPUs can still reduce a CPU tensor; the default device becomes ``cuda:LOCAL_RANK``. A group the user created
+        first is used as it is. The group is destroyed at exit; an uncaught exception ends the process at once (see
+        :func:`_end_process_on_uncaught_error`).
+        """
+        if not self.is_distributed:
+            return
+        import torch
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            return
+        missing = [name for name in ("MASTER_ADDR", "MASTER_PORT") if name not in os.environ]
+        if missing:
+            raise RuntimeError(
+                f"WORLD_SIZE={self._world_size} asks for a distributed run but {', '.join(missing)} is not set: "
+                "launch the script with torchrun (e.g. `torchrun --nproc_per_node 2 script.py`), which sets them"
+            )
+        if torch.cuda.is_available():
+            backend = "cpu:gloo,cuda:nccl"
+            torch.cuda.set_device(self._local_rank)
+            self._device = f"cuda:{self._local_rank}"
+        else:
+            backend = "gloo"
+        logger.info(
+            f"Distributed (torch): rank {self._rank} of {self._world_size}, local rank {self._local_rank}, "
+            f"backend {backend}"
+        )
+        dist.init_process_group(backend, rank=self._rank, world_size=self._world_size)
+        _end_process_on_uncaught_error(self._rank)
+        atexit.register(_destroy_torch_process_group)
+
+
+def _destroy_torch_process_group() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
 
 class _JaxConfig:
     def __init__(self) -> None:
@@ -88,11 +154,16 @@ class _JaxConfig:
         )
         self._device: Any = f"cuda:{self._local_rank}"
 
-    @staticmethod
-    def parse_device(device: Any = None) -> "jax.Device":  # noqa: F821
-        """Turn ``device`` (``jax.Device``, ``"type:index"`` string or ``None``) into a ``jax.Device``."""
+    def parse_device(self, device: Any = None) -> "jax.Device":  # noqa: F821
+        """Turn ``device`` (``jax.Device``, ``"type:index"`` string or ``None``) into a ``jax.Device``.
+
+        In a distributed run always this process's own device: ``jax.devices()`` lists every process's devices, and
+        the first of them belongs to process 0.
+        """
         import jax
 
+        if self.is_distributed:
+            return jax.local_devices()[0]
         if isinstance(device, jax.Device):
             return device
         if isinstance(device, str):
@@ -174,6 +245,37 @@ class _JaxConfig:
     @property
     def is_distributed(self) -> bool:
         return self._world_size > 1
+
+    def init_distributed(self) -> None:
+        """Join the processes that the launcher (``python -m skrl_like.jax.utils.distributed``) started, from its
+        ``JAX_*`` variables: called when ``skrl_like.jax`` is imported in a distributed run, before any JAX
+        computation (``jax.distributed.initialize`` must come first). CPU collectives go through gloo. An uncaught
+        exception ends the process at once (see :func:`_end_process_on_uncaught_error`).
+        """
+        if not self.is_distributed:
+            return
+        import jax
+
+        if jax.distributed.is_initialized():
+            return
+        logger.info(
+            f"Distributed (JAX): rank {self._rank} of {self._world_size}, local rank {self._local_rank}, "
+            f"coordinator {self._coordinator_address}"
+        )
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        try:
+            jax.distributed.initialize(
+                self._coordinator_address,
+                num_processes=self._world_size,
+                process_id=self._rank,
+                local_device_ids=[self._local_rank],  # one accelerator per process (CPU: ignored)
+            )
+        except RuntimeError as error:
+            raise RuntimeError(
+                f"jax.distributed.initialize failed ({error}): import skrl_like.jax before any JAX computation in "
+                "a script started by `python -m skrl_like.jax.utils.distributed`"
+            ) from error
+        _end_process_on_uncaught_error(self._rank)
 
 
 class _Config:

@@ -10,8 +10,10 @@ import numpy as np
 
 from skrl_like import config, logger
 
-# the seed of the last set_seed call; the environment wrappers seed their env with it at their first reset
+# the seed of the last set_seed call (the process's rank added in a distributed run) and that rank; the environment
+# wrappers seed their env from them at their first reset
 _seed: Optional[int] = None
+_rank = 0
 
 
 def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
@@ -24,7 +26,7 @@ def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
     so a JAX program never loads torch.
     The environment is seeded later, by the wrapper's first ``reset`` (see :func:`get_seed`).
     """
-    global _seed
+    global _seed, _rank
     if seed is None:
         try:
             seed = int.from_bytes(os.urandom(4), sys.byteorder)
@@ -32,10 +34,12 @@ def set_seed(seed: Optional[int] = None, deterministic: bool = False) -> int:
             seed = int(time.time() * 1000)
         seed %= 2**31
     seed = int(seed)
+    _rank = 0
     if config.torch.is_distributed:
-        seed += config.torch.rank
+        _rank += config.torch.rank
     if config.jax.is_distributed:
-        seed += config.jax.rank
+        _rank += config.jax.rank
+    seed += _rank
     logger.info(f"Seed: {seed}")
 
     random.seed(seed)
@@ -57,6 +61,19 @@ def get_seed() -> Optional[int]:
     return _seed
 
 
+def get_env_seed(num_envs: int) -> Optional[int]:
+    """The seed of sub-environment 0 of a wrapper with ``num_envs`` environments (sub-environment ``i`` gets it
+    plus ``i``); ``None`` before any :func:`set_seed` call.
+
+    In a distributed run process ``rank`` starts at ``seed + rank * num_envs``: the processes' environments get
+    disjoint seeds (``seed + rank + i`` would give process 1's environment 0 the seed of process 0's environment 1),
+    together the seeds of one process running ``world_size * num_envs`` environments.
+    """
+    if _seed is None:
+        return None
+    return _seed - _rank + _rank * num_envs
+
+
 def seed_torch() -> None:
     """Apply a seed given to :func:`set_seed` before torch was imported (called by ``skrl_like.torch``)."""
     pending = getattr(config.torch, "_pending_seed", None)
@@ -75,4 +92,4 @@ def seed_torch() -> None:
         logger.warning("cuDNN deterministic mode is on: it can be slower (also set CUBLAS_WORKSPACE_CONFIG)")
 
 
-__all__ = ["get_seed", "set_seed"]
+__all__ = ["get_env_seed", "get_seed", "set_seed"]

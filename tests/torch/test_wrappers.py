@@ -383,6 +383,21 @@ def test_first_reset_seeds_the_env_from_set_seed(global_seed, vectorization_mode
     env.close()
 
 
+def test_in_a_distributed_run_each_rank_seeds_its_envs_apart_from_the_others(global_seed, monkeypatch):
+    import skrl_like.utils
+    from skrl_like import config
+
+    monkeypatch.setattr(skrl_like.utils, "_rank", 0)
+    monkeypatch.setattr(config.torch, "_world_size", 2)  # rank 1 of 2 (no process group is needed to seed)
+    monkeypatch.setattr(config.torch, "_rank", 1)
+    assert global_seed(42) == 43  # the generators' seed gets the rank added (skrl)
+    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
+    states, _ = env.reset()
+    # sub-environment i of rank 1 gets 42 + 1 * num_envs + i: rank 0's are 42 and 43, so none is shared
+    np.testing.assert_array_equal(states.numpy(), np.stack([_first_observation(44), _first_observation(45)]))
+    env.close()
+
+
 def _rollout(seed, steps=40):
     if seed is not None:
         from skrl_like.utils import set_seed

@@ -87,6 +87,7 @@ class AgentCore:
             self.secondary_memories = []
 
         self._place_models()
+        self._broadcast_models()
         self._check_model_spaces()
 
         experiment = self.cfg.get("experiment", {})
@@ -119,6 +120,10 @@ class AgentCore:
 
     def _place_models(self) -> None:
         """Move the models where the agent computes (torch); nothing to do in JAX."""
+
+    def _broadcast_models(self) -> None:
+        """In a distributed run, give every model the parameters of process 0's, once, before the algorithm builds
+        its optimizers and copies its targets: every agent starts data-parallel learning from the same point."""
 
     def _get_internal_value(self, module: Any) -> Any:
         """The savable state of a checkpoint module."""
@@ -362,7 +367,7 @@ class AgentCore:
             if not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"cfg['experiment']['{name}'] must be 'auto' or an int >= 0, got {value!r}")
 
-        if self.cfg.get("experiment", {}).get("wandb", False):
+        if self.cfg.get("experiment", {}).get("wandb", False) and not self._is_distributed_worker():
             self._init_wandb(trainer_cfg)
         if self.write_interval > 0:
             self.writer = SummaryWriter(log_dir=self.experiment_dir)

@@ -22,9 +22,10 @@ arrays: what an off-policy agent stores).
 
 Seeding: the wrapper's first ``reset`` seeds the env with the seed of the last :func:`skrl_like.utils.set_seed`
 call (sub-environment ``i`` of a vector env gets ``seed + i``, as gymnasium does with an int seed), so that
-``set_seed(seed)`` alone makes a run reproducible. An env that already has a random generator when it is wrapped
-(it was reset or seeded by the user) keeps it (an ``AsyncVectorEnv`` asks its workers). No ``set_seed`` call:
-nothing is seeded.
+``set_seed(seed)`` alone makes a run reproducible (in a distributed run process ``rank`` starts at
+``seed + rank * num_envs``: :func:`skrl_like.utils.get_env_seed`). An env that already has a random generator when
+it is wrapped (it was reset or seeded by the user) keeps it (an ``AsyncVectorEnv`` asks its workers). No
+``set_seed`` call: nothing is seeded.
 """
 
 from typing import Any, Optional, Tuple
@@ -36,7 +37,7 @@ from gymnasium import spaces
 from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, with_final_observations
 from skrl_like.core.envs.wrappers import WrapperCore, _unwrap
 from skrl_like.core.spaces import convert_gym_space
-from skrl_like.utils import get_seed
+from skrl_like.utils import get_env_seed
 
 # the wrapper's own state that a run checkpoint keeps: counters, the first-reset and seeding flags, the last outputs
 _WRAPPER_STATE = ("_step_count", "_reset_once", "_seed_pending", "_observation", "_info")
@@ -283,7 +284,7 @@ class ArrayEnvWrapperCore(WrapperCore):
     # -- seeding --------------------------------------------------------------------------------------------------
 
     def _initial_seed(self) -> Optional[int]:
-        seed = get_seed()
+        seed = get_env_seed(self.num_envs)
         if seed is None or self._seeded_before_wrapping():
             return None
         return seed

@@ -44,6 +44,13 @@ class Agent(AgentCore):
     def _parse_device(self, device: Any) -> jax.Device:
         return config.jax.parse_device(device)
 
+    def _broadcast_models(self) -> None:
+        # a model without parameters yet is left to the algorithm's check, which names the missing init_state_dict
+        if config.jax.is_distributed:
+            for model in {id(model): model for model in self.models.values() if model is not None}.values():
+                if getattr(model, "state_dict", None) is not None:
+                    model.broadcast_parameters()
+
     def _get_internal_value(self, module: Any) -> Any:
         if hasattr(module, "state_dict"):
             return module.state_dict.params

@@ -9,9 +9,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from skrl_like import config
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.resources.preprocessors.running_standard_scaler import standardize, update_statistics
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR
+from skrl_like.jax.utils.distributed import mean_over_processes, moments
 
 
 def compute_gae(
@@ -47,7 +49,13 @@ def compute_gae(
 
 def normalize_advantages(advantages: jax.Array) -> jax.Array:
     """Zero mean and unit std, the unbiased one (``ddof=1``) as in the torch backend; a single sample has no spread
-    and becomes 0 (its std would be NaN)."""
+    and becomes 0 (its std would be NaN).
+
+    In a distributed run the mean and std are those of every process's advantages together, so the update of the
+    processes together is that of one process holding all their rollouts."""
+    if config.jax.is_distributed:
+        _, mean, variance = moments(jnp, advantages, tuple(range(advantages.ndim)))
+        return (advantages - mean) / (jnp.sqrt(variance) + 1e-8)
     centred = advantages - advantages.mean()
     if advantages.size < 2:
         return centred
@@ -136,10 +144,11 @@ def make_scheduler(scheduler: Optional[Callable], kwargs: dict) -> Optional[Call
 def step_scheduler(
     scheduler: Optional[Callable], schedule: Optional[Callable], learning_rate: Any, timestep: Any, kl: Any
 ) -> Any:
-    """The learning rate after one scheduler step (traceable): ``KLAdaptiveLR`` adapts it to the KL; any other
-    schedule multiplies it by ``schedule(timestep)`` (skrl's JAX rule)."""
+    """The learning rate after one scheduler step (traceable): ``KLAdaptiveLR`` adapts it to the KL (in a distributed
+    run the processes' mean KL, so every process adapts alike); any other schedule multiplies it by
+    ``schedule(timestep)`` (skrl's JAX rule)."""
     if schedule is None:
         return learning_rate
     if scheduler is KLAdaptiveLR:
-        return schedule(timestep, learning_rate, kl)
+        return schedule(timestep, learning_rate, mean_over_processes(kl))
     return learning_rate * schedule(timestep)

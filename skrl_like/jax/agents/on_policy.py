@@ -28,6 +28,7 @@ from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, compute_gae, make_scheduler
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 # the log-probability of taken actions draws nothing, but the mixins want a key
 UNUSED_KEY = np.array([0, 0], dtype=np.uint32)
@@ -111,9 +112,6 @@ class OnPolicyAgent(Agent):
         self.value = self.models["value"]
         self.checkpoint_modules["policy"] = self.policy
         self.checkpoint_modules["value"] = self.value
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
-            self.value.broadcast_parameters()
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
 
         # with a schedule the update passes the learning rate to the optimizers
@@ -153,7 +151,7 @@ class OnPolicyAgent(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from skrl_like import config
 from skrl_like._logging import logger
 from skrl_like.core.random_actions import box_sampling
 from skrl_like.core.spaces import compute_space_size
+from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
 _REDUCTIONS = ("mean", "sum", "prod", "none")
 
@@ -163,6 +164,9 @@ def _agent_checkpoint_modules(data: bytes) -> dict | None:
     except Exception:
         return None
     return payload if isinstance(payload, dict) else None
+
+
+_mean_over_processes: Any = None  # Model.reduce_parameters' compiled collective, made at its first call
 
 
 class Model(flax.linen.Module):
@@ -465,11 +469,14 @@ class Model(flax.linen.Module):
         self.state_dict = self.state_dict.replace(params=params)
 
     def reduce_parameters(self, tree: Any) -> Any:
-        """Average a pytree (usually gradients) over processes; unchanged in a single-process run."""
+        """Average a pytree (usually gradients) over processes; unchanged in a single-process run.
+
+        A host-side call (one small compiled collective); inside a compiled update use
+        :func:`skrl_like.jax.utils.distributed.mean_over_processes` (the agents' optimizer update does).
+        """
         if not config.jax.is_distributed:
             return tree
-        from jax.flatten_util import ravel_pytree
-
-        vector, unravel = ravel_pytree(tree)
-        summed = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")(vector[None, :])
-        return unravel(summed[0] / config.jax.world_size)
+        global _mean_over_processes
+        if _mean_over_processes is None:
+            _mean_over_processes = compile_update(mean_over_processes, data_argnums=(0,))
+        return _mean_over_processes(tree)

@@ -25,6 +25,11 @@ class Agent(AgentCore):
             if model is not None:
                 model.to(model.device)
 
+    def _broadcast_models(self) -> None:
+        if config.torch.is_distributed:
+            for model in {id(model): model for model in self.models.values() if model is not None}.values():
+                model.broadcast_parameters()
+
     def _get_internal_value(self, module: Any) -> Any:
         return module.state_dict() if hasattr(module, "state_dict") else module
 

@@ -7,6 +7,7 @@ import torch
 
 from skrl_like import config
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+from skrl_like.torch.utils.distributed import average_gradients, mean_over_processes, moments
 
 
 def compute_gae(
@@ -77,7 +78,14 @@ def td_targets(
 
 
 def normalize_advantages(advantages: torch.Tensor) -> torch.Tensor:
-    """Zero mean and unit (unbiased) std; a single sample has no spread and becomes 0 (its std would be NaN)."""
+    """Zero mean and unit (unbiased) std; a single sample has no spread and becomes 0 (its std would be NaN).
+
+    In a distributed run the mean and std are those of every process's advantages together, so the update of the
+    processes together is that of one process holding all their rollouts.
+    """
+    if config.torch.is_distributed:
+        _, mean, variance = moments(advantages, tuple(range(advantages.dim())))
+        return (advantages - mean) / (torch.sqrt(variance) + 1e-8)
     centred = advantages - advantages.mean()
     if advantages.numel() < 2:
         return centred
@@ -101,11 +109,14 @@ def clip_gradients(parameters: Iterable[torch.nn.Parameter], max_norm: float) ->
 
 
 def step_scheduler(scheduler: Optional[Any], kl_divergences: list) -> None:
-    """Step a learning-rate scheduler once: ``KLAdaptiveLR`` gets the mean KL, any other scheduler none."""
+    """Step a learning-rate scheduler once: ``KLAdaptiveLR`` gets the mean KL, any other scheduler none.
+
+    In a distributed run the mean KL is averaged over the processes, so every process adapts its learning rate
+    alike."""
     if scheduler is None:
         return
     if isinstance(scheduler, KLAdaptiveLR):
-        scheduler.step(torch.stack(kl_divergences).mean() if kl_divergences else None)
+        scheduler.step(mean_over_processes(torch.stack(kl_divergences).mean()) if kl_divergences else None)
     else:
         scheduler.step()
 
@@ -116,19 +127,20 @@ def optimizer_step(
     parameters: Sequence[torch.nn.Parameter],
     grad_norm_clip: float,
     scaler: torch.amp.GradScaler,
-    models: Sequence[Any] = (),
     update_scaler: bool = True,
 ) -> None:
-    """One optimisation step of ``loss``: backward through the (mixed-precision) scaler, the distributed gradient
-    average of ``models``, clipping of ``parameters`` to ``grad_norm_clip`` (``<= 0`` disables), the step.
+    """One optimisation step of ``loss``: backward through the (mixed-precision) scaler, clipping of ``parameters``
+    to ``grad_norm_clip`` (``<= 0`` disables), the step. The step of every torch agent goes through here.
+
+    In a distributed run the gradients of ``parameters`` are averaged over the processes first (one all-reduce), so
+    every process takes the same step: pass every parameter the optimizer steps.
 
     :param update_scaler: ``False`` when more optimizers step in the same round: the last one updates the scaler.
     """
     optimizer.zero_grad(set_to_none=True)
     scaler.scale(loss).backward()
     if config.torch.is_distributed:
-        for model in models:
-            model.reduce_parameters()
+        average_gradients(parameters)
     if grad_norm_clip > 0:
         scaler.unscale_(optimizer)
         clip_gradients(parameters, grad_norm_clip)

@@ -11,7 +11,6 @@ from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
-from skrl_like import config
 from skrl_like.core.agents.checks import (
     check_named_flags,
     check_rollout_memory,
@@ -48,10 +47,6 @@ class OnPolicyAgent(Agent):
         self.value = self.models["value"]
         self.checkpoint_modules["policy"] = self.policy
         self.checkpoint_modules["value"] = self.value
-        if config.torch.is_distributed:
-            self.policy.broadcast_parameters()
-            if self.value is not self.policy:
-                self.value.broadcast_parameters()
         self.schedule = RolloutSchedule(self.cfg["rollouts"], self.cfg["learning_starts"])
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
@@ -61,7 +56,6 @@ class OnPolicyAgent(Agent):
         mixed-precision gradient scaler (``cfg["mixed_precision"]``)."""
         self._mixed_precision = bool(self.cfg.get("mixed_precision", False))
         self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
-        self._trainable_models = tuple({id(model): model for model in models}.values())
         self._trainable_parameters = unique_parameters(*models)
         # fused: one kernel for all parameters instead of a loop of small ops (3x cheaper for small networks)
         self.optimizer = torch.optim.Adam(self._trainable_parameters, lr=self.cfg["learning_rate"], fused=True)

@@ -15,6 +15,7 @@ import torch
 from skrl_like import config, logger
 from skrl_like.core.random_actions import BoxSampling, box_sampling
 from skrl_like.core.spaces import compute_space_size
+from skrl_like.torch.utils.distributed import average_gradients
 
 # per-mixin caches of the last act call (see each mixin)
 _ACT_CACHES = ("_g_last", "_mg_last", "_c_last", "_mc_last")
@@ -526,15 +527,6 @@ class Model(torch.nn.Module):
         self.load_state_dict(objects[0])
 
     def reduce_parameters(self) -> None:
-        """Average the gradients over all processes (call after ``backward``, before the optimizer step)."""
-        gradients = [parameter.grad for parameter in self.parameters() if parameter.grad is not None]
-        if not gradients:
-            return
-        flat = torch.cat([gradient.reshape(-1) for gradient in gradients])
-        torch.distributed.all_reduce(flat, op=torch.distributed.ReduceOp.SUM)
-        flat /= config.torch.world_size
-        offset = 0
-        for gradient in gradients:
-            count = gradient.numel()
-            gradient.copy_(flat[offset : offset + count].view_as(gradient))
-            offset += count
+        """Average the gradients over all processes (call after ``backward``, before the optimizer step); the agents'
+        optimizer step does this for the parameters it steps."""
+        average_gradients(list(self.parameters()))

@@ -28,6 +28,7 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_scheduler, step_scheduler
 from skrl_like.jax.agents.off_policy import create_replay_tensors
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["CEM", "CEM_DEFAULT_CONFIG"]
 
@@ -100,8 +101,6 @@ class CEM(Agent):
 
         self.policy = self.models["policy"]
         self.checkpoint_modules["policy"] = self.policy
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
 
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
         self.episodes = neutral.EpisodeWindows("CEM", cfg["rollouts"], cfg["discount_factor"], cfg["percentile"])
@@ -143,7 +142,7 @@ class CEM(Agent):
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
         # the state acting reads, placed as an update leaves it: one compilation of acting before and after updates
         self._commit_learner_state(self._gather_learner_state())
 
@@ -237,8 +236,6 @@ class CEM(Agent):
         _, previous = self._state_functional(statistics, rows.previous_states)
         states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
-        if config.jax.is_distributed:
-            grads = self.policy.reduce_parameters(grads)
         optimizer, policy = learner.optimizer.update(
             grads, learner.policy, learner.learning_rate if self._schedule is not None else None
         )

@@ -16,7 +16,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -34,6 +33,7 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batches
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DDPG", "DDPG_DEFAULT_CONFIG"]
 
@@ -125,9 +125,6 @@ class DDPG(Agent):
         self.target_critic = self.models["target_critic"]
         for role in ("policy", "target_policy", "critic", "target_critic"):
             self.checkpoint_modules[role] = self.models[role]
-        if config.jax.is_distributed:
-            self.policy.broadcast_parameters()
-            self.critic.broadcast_parameters()
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._policy_learning_rate = cfg["actor_learning_rate"]
@@ -161,7 +158,7 @@ class DDPG(Agent):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._deterministic_actions)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

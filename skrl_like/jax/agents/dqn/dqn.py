@@ -36,6 +36,7 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batches
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
 
@@ -132,9 +133,6 @@ class DQN(Agent):
         self.target_q_network = self.models["target_q_network"]
         self.checkpoint_modules["q_network"] = self.q_network
         self.checkpoint_modules["target_q_network"] = self.target_q_network
-        if config.jax.is_distributed:
-            self.q_network.broadcast_parameters()
-            self.target_q_network.update_parameters(self.q_network, polyak=1)
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
         self._learning_rate = cfg["learning_rate"]
@@ -166,7 +164,7 @@ class DQN(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._act)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -265,8 +263,6 @@ class DQN(Agent):
         target_values = td_targets(batch.rewards, dones, next_values, cfg["discount_factor"])
 
         loss, grads = jax.value_and_grad(self._loss)(learner.q_network, states, batch.actions, target_values)
-        if config.jax.is_distributed:
-            grads = self.q_network.reduce_parameters(grads)
         optimizer, q_network = learner.optimizer.update(
             grads, learner.q_network, learner.learning_rate if self._schedule is not None else None
         )

@@ -29,6 +29,7 @@ from skrl_like.jax.agents.on_policy import (
     RolloutBatch,
     UpdateReport,
 )
+from skrl_like.jax.utils.distributed import mean_over_processes
 
 __all__ = ["PPO", "PPO_DEFAULT_CONFIG"]
 
@@ -157,7 +158,9 @@ class PPO(OnPolicyAgent):
                 Trainable(learner.policy, learner.value), batch, key
             )
             if kl_threshold:
-                # KL early stopping: no step for this mini-batch and none for the rest of the epoch
+                # KL early stopping: no step for this mini-batch and none for the rest of the epoch; every process
+                # stops at the same mini-batch: the KL of them all decides
+                aux = aux._replace(approx_kl=mean_over_processes(aux.approx_kl))
                 stop = jnp.logical_or(carry.stopped, aux.approx_kl > kl_threshold)
                 learner = jax.lax.cond(stop, lambda learner, grads: learner, self._optimizer_step, learner, grads)
             else:

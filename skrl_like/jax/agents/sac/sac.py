@@ -47,6 +47,7 @@ from skrl_like.jax.agents.mechanics import (
 from skrl_like.jax.agents.off_policy import create_replay_tensors, init_target, sample_batches, warn_if_identical
 from skrl_like.jax.models import GaussianMixin
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
 
@@ -160,9 +161,6 @@ class SAC(Agent):
         for role in neutral.ROLES:
             self.checkpoint_modules[role] = self.models[role]
         warn_if_identical("SAC", self.models, "critic_1", "critic_2")
-        if config.jax.is_distributed:
-            for model in (self.policy, self.critic_1, self.critic_2):
-                model.broadcast_parameters()
         init_target("SAC", self.models, "target_critic_1", "critic_1")
         init_target("SAC", self.models, "target_critic_2", "critic_2")
 
@@ -208,7 +206,7 @@ class SAC(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config, logger
+from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
@@ -44,6 +44,7 @@ from skrl_like.jax.agents.off_policy import (
     warn_if_identical,
 )
 from skrl_like.jax.resources.optimizers import Adam
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -152,9 +153,6 @@ class TD3(Agent):
         self.target_critic_2 = self.models["target_critic_2"]
         for role in ROLES:
             self.checkpoint_modules[role] = self.models[role]
-        if config.jax.is_distributed:
-            for role in ("policy", "critic_1", "critic_2"):
-                self.models[role].broadcast_parameters()
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._critic_update_counter = 0
@@ -194,7 +192,7 @@ class TD3(Agent):
         self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
         self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
-        self._update_fn = jax.jit(self._learn)
+        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 

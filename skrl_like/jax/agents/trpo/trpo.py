@@ -30,6 +30,7 @@ from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import LearnerState, Losses, OnPolicyAgent, Rollout
 from skrl_like.jax.models import GaussianMixin
+from skrl_like.jax.utils.distributed import mean_over_processes
 
 __all__ = ["TRPO", "TRPO_DEFAULT_CONFIG", "conjugate_gradient", "gaussian_kl", "line_search"]
 
@@ -179,8 +180,11 @@ class TRPO(OnPolicyAgent):
         def surrogate_and_distribution(flat: jax.Array) -> Tuple[jax.Array, ...]:
             return self._evaluate_policy(unravel(flat), inputs, actions, old_log_prob, advantages)
 
+        # in a distributed run the gradient, the curvature products and the line search's surrogate and KL are means
+        # over the processes: every process takes the same step, the one for all their samples together
         surrogate, old_mean, old_log_std = surrogate_and_distribution(start)
-        policy_gradient = jax.grad(lambda flat: surrogate_and_distribution(flat)[0])(start)
+        surrogate = mean_over_processes(surrogate)
+        policy_gradient = mean_over_processes(jax.grad(lambda flat: surrogate_and_distribution(flat)[0])(start))
 
         def kl_to_start(flat: jax.Array) -> jax.Array:
             _, mean_actions, log_std = surrogate_and_distribution(flat)
@@ -190,7 +194,7 @@ class TRPO(OnPolicyAgent):
         _, hessian_vector_product = jax.linearize(jax.grad(kl_to_start), start)
 
         def fisher_vector_product(vector: jax.Array) -> jax.Array:
-            return hessian_vector_product(vector) + cfg["damping"] * vector
+            return mean_over_processes(hessian_vector_product(vector)) + cfg["damping"] * vector
 
         search_direction = conjugate_gradient(fisher_vector_product, policy_gradient, cfg["conjugate_gradient_steps"])
         # the largest step along the direction whose quadratic KL model equals max_kl_divergence
@@ -200,6 +204,7 @@ class TRPO(OnPolicyAgent):
         def evaluate(flat: jax.Array) -> Trial:
             surrogate, mean_actions, log_std = surrogate_and_distribution(flat)
             kl = gaussian_kl(old_mean, old_log_std, mean_actions, log_std)
+            surrogate, kl = mean_over_processes((surrogate, kl))
             return Trial(surrogate, kl, jnp.exp(log_std).mean())
 
         flat, accepted, trial = line_search(

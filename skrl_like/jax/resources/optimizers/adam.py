@@ -23,6 +23,9 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from skrl_like import config
+from skrl_like.jax.utils.distributed import mean_over_processes
+
 
 class Optimizer(flax.struct.PyTreeNode):
     """Adam state and transformation, as returned by ``Adam(...)``.
@@ -44,13 +47,21 @@ class Optimizer(flax.struct.PyTreeNode):
         return cls(transformation=transformation, state=state, **kwargs)
 
     def update(self, grad: Any, params: Any, lr: Union[float, jax.Array] | None = None) -> tuple["Optimizer", Any]:
-        """Pure Adam step: ``(new optimizer, new params)``; call it inside ``jax.jit`` or eagerly.
+        """Pure Adam step: ``(new optimizer, new params)``; call it inside ``jax.jit`` or eagerly. Every JAX agent's
+        steps go through here.
+
+        In a distributed run the gradients are averaged over the processes first, so every process takes the same
+        step: call it inside an update compiled with :func:`skrl_like.jax.utils.distributed.compile_update`.
 
         :param grad: gradients, same tree as ``params``.
         :param params: the parameters to update (e.g. ``model.state_dict.params``).
         :param lr: learning rate for this step (traced). ``None`` uses the construction rate (``scale=True``) or
             applies the raw Adam direction with a unit rate (``scale=False``, skrl behaviour).
         """
+        return self._apply(mean_over_processes(grad), params, lr)
+
+    def _apply(self, grad: Any, params: Any, lr: Union[float, jax.Array] | None = None) -> tuple["Optimizer", Any]:
+        """:meth:`update` with gradients that are already the processes' mean."""
         flat_params, unravel = ravel_pytree(params)
         updates, state = self.transformation.update(ravel_pytree(grad)[0], self.state, flat_params)
         if lr is not None:
@@ -67,16 +78,19 @@ class Optimizer(flax.struct.PyTreeNode):
     def step(self, grad: Any, model: Any, lr: float | None = None) -> "Optimizer":
         """Apply one step to ``model.state_dict`` (assigned in place) and return the new optimizer (rebind it).
 
-        Jitted once per optimizer; a new ``lr`` value does not recompile.
+        Jitted once per optimizer; a new ``lr`` value does not recompile. In a distributed run the gradients are
+        averaged over the processes first (``model.reduce_parameters``).
         """
         if lr is not None:
             lr = jnp.asarray(lr, dtype=jnp.float32)
+        if config.jax.is_distributed:
+            grad = model.reduce_parameters(grad)
         optimizer, params = _jitted_update(self, grad, model.state_dict.params, lr)
         model.state_dict = model.state_dict.replace(params=params)
         return optimizer
 
 
-_jitted_update = jax.jit(Optimizer.update)
+_jitted_update = jax.jit(Optimizer._apply)  # step's: the gradients are averaged before it
 
 
 class Adam:

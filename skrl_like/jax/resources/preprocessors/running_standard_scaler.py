@@ -10,15 +10,15 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.spaces import compute_space_size
+from skrl_like.jax.utils.distributed import compile_update, moments
 
 
 def update_statistics(xp: Any, mean: Any, variance: Any, count: Any, x: Any) -> tuple:
+    # the batch's moments (unbiased variance, as skrl; a single row carries no spread: 0, not skrl's NaN, which
+    # poisoned the statistics); in a distributed run those of every process's batch together, merged by counts.
+    # (timesteps, envs, size) batches count every row
+    batch_count, batch_mean, batch_variance = moments(xp, x, (0, 1) if x.ndim == 3 else (0,))
     # Chan et al. parallel variance: merge the batch's moments into the running ones
-    axes = (0, 1) if x.ndim == 3 else 0  # (timesteps, envs, size) batches count every row
-    batch_count = x.shape[0] * x.shape[1] if x.ndim == 3 else x.shape[0]
-    batch_mean = xp.mean(x, axis=axes)
-    # unbiased, as skrl; a single row carries no spread: 0, not skrl's NaN (which poisoned the statistics)
-    batch_variance = xp.var(x, axis=axes, ddof=1) if batch_count > 1 else xp.zeros_like(batch_mean)
     delta = batch_mean - mean
     total = count + batch_count
     m2 = variance * count + batch_variance * batch_count + delta**2 * count * batch_count / total
@@ -31,7 +31,8 @@ def standardize(xp: Any, x: Any, mean: Any, variance: Any, epsilon: float, clip_
     return xp.clip((x - mean) / (xp.sqrt(variance) + epsilon), -clip_threshold, clip_threshold)
 
 
-_jitted_update = jax.jit(partial(update_statistics, jnp))
+# in a distributed run one program over the processes, the batch (argument 3) each process's own
+_jitted_update = compile_update(partial(update_statistics, jnp), data_argnums=(3,))
 _jitted_transform = jax.jit(partial(standardize, jnp), static_argnames=("inverse",))
 
 

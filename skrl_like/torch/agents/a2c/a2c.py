@@ -13,7 +13,6 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import a2c as neutral
 from skrl_like.core.agents.config import check_config, with_backend_keys
 from skrl_like.core.agents.schedule import mini_batch_slices
@@ -94,16 +93,11 @@ class A2C(OnPolicyAgent):
                 self._trainable_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=self._trainable_models,
             )
             losses.append(torch.stack([policy_loss, value_loss, entropy_loss]).detach().float())
             stepped_finite.append(parameters_finite(self._trainable_parameters))
 
         # the scheduler steps once per update; KLAdaptiveLR sees the mean KL of the mini-batches
-        if config.torch.is_distributed and kl_divergences:
-            kl = torch.stack(kl_divergences).mean()
-            torch.distributed.all_reduce(kl, op=torch.distributed.ReduceOp.SUM)
-            kl_divergences = [kl / config.torch.world_size]
         step_scheduler(self.scheduler, kl_divergences)
 
         self._check_steps(timestep, losses, stepped_finite, cfg["mini_batches"])

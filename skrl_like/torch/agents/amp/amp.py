@@ -16,7 +16,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import amp as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, rollout_flag_names
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -143,8 +142,6 @@ class AMP(OnPolicyAgent):
         self._setup_on_policy()
         self.discriminator = self.models["discriminator"]
         self.checkpoint_modules["discriminator"] = self.discriminator
-        if config.torch.is_distributed:
-            self.discriminator.broadcast_parameters()
         self._logit_layer = self._check_discriminator()
         self._amp_state_preprocessor = self._build_preprocessor("amp_state_preprocessor")
         self._setup_joint_optimizer(self.policy, self.value, self.discriminator)
@@ -406,15 +403,10 @@ class AMP(OnPolicyAgent):
                     self._trainable_parameters,
                     cfg["grad_norm_clip"],
                     self.scaler,
-                    models=self._trainable_models,
                 )
                 losses.append(torch.stack([policy_loss, value_loss, entropy_loss, amp_loss]).detach().float())
                 stepped_finite.append(parameters_finite(self._trainable_parameters))
 
-            if config.torch.is_distributed and self.scheduler is not None:
-                kl = torch.stack(kl_divergences).mean()
-                torch.distributed.all_reduce(kl, op=torch.distributed.ReduceOp.SUM)
-                kl_divergences = [kl / config.torch.world_size]
             step_scheduler(self.scheduler, kl_divergences)
 
         self._check_steps(timestep, losses, stepped_finite, cfg["mini_batches"])

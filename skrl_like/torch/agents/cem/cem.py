@@ -13,7 +13,6 @@ import gymnasium
 import numpy as np
 import torch
 
-from skrl_like import config
 from skrl_like.core.agents import cem as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -63,8 +62,6 @@ class CEM(Agent):
 
         self.policy = self.models["policy"]
         self.checkpoint_modules["policy"] = self.policy
-        if config.torch.is_distributed:
-            self.policy.broadcast_parameters()
 
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
         self.episodes = neutral.EpisodeWindows("CEM", cfg["rollouts"], cfg["discount_factor"], cfg["percentile"])
@@ -182,7 +179,7 @@ class CEM(Agent):
             _, log_prob, _ = self.policy.act({"states": states, "taken_actions": actions}, role="policy")
             policy_loss = -(weights * log_prob.reshape(-1).float()).sum() / weights.sum()
 
-        optimizer_step(policy_loss, self.optimizer, self._trainable_parameters, 0, self.scaler, (self.policy,))
+        optimizer_step(policy_loss, self.optimizer, self._trainable_parameters, 0, self.scaler)
         if self.scheduler is not None:
             self.scheduler.step()
         self._check_update(timestep, states, policy_loss)

@@ -12,7 +12,6 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -73,9 +72,6 @@ class DDPG(Agent):
         self.target_critic = self.models["target_critic"]
         for role in ("policy", "target_policy", "critic", "target_critic"):
             self.checkpoint_modules[role] = self.models[role]
-        if config.torch.is_distributed:
-            self.policy.broadcast_parameters()
-            self.critic.broadcast_parameters()
         init_target("DDPG", self.models, "target_policy", "policy")
         init_target("DDPG", self.models, "target_critic", "critic")
 
@@ -187,7 +183,6 @@ class DDPG(Agent):
                 self._critic_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=(self.critic,),
                 update_scaler=False,
             )
 
@@ -202,7 +197,6 @@ class DDPG(Agent):
                 self._policy_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=(self.policy,),
             )
 
             # soft updates of the targets

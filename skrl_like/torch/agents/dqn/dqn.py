@@ -13,7 +13,6 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -72,8 +71,6 @@ class DQN(Agent):
         self.target_q_network = self.models["target_q_network"]
         self.checkpoint_modules["q_network"] = self.q_network
         self.checkpoint_modules["target_q_network"] = self.target_q_network
-        if config.torch.is_distributed:
-            self.q_network.broadcast_parameters()
         init_target(name, self.models, "target_q_network", "q_network")
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
@@ -180,9 +177,7 @@ class DQN(Agent):
                 q_values = torch.gather(q_values, dim=1, index=actions.long())
                 q_network_loss = F.mse_loss(q_values.float(), target_values.float())
 
-            optimizer_step(
-                q_network_loss, self.optimizer, self._trainable_parameters, 0, self.scaler, (self.q_network,)
-            )
+            optimizer_step(q_network_loss, self.optimizer, self._trainable_parameters, 0, self.scaler)
             if update_target:
                 self.target_q_network.update_parameters(self.q_network, polyak=cfg["polyak"])
             if self.scheduler is not None:

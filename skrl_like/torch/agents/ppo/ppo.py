@@ -12,7 +12,6 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import ppo as neutral
 from skrl_like.core.agents.config import check_config, with_backend_keys
 from skrl_like.core.agents.schedule import mini_batch_slices
@@ -20,6 +19,7 @@ from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
 from skrl_like.torch.agents.on_policy import OnPolicyAgent
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+from skrl_like.torch.utils.distributed import mean_over_processes
 
 PPO_DEFAULT_CONFIG = with_backend_keys(
     neutral.PPO_DEFAULT_CONFIG,
@@ -75,6 +75,9 @@ class PPO(OnPolicyAgent):
                     if needs_kl:
                         with torch.no_grad():
                             approx_kl = ((torch.exp(log_ratio) - 1) - log_ratio).mean()
+                        if cfg["kl_threshold"]:
+                            # every process stops at the same mini-batch: the KL of them all decides
+                            approx_kl = mean_over_processes(approx_kl)
                         kl_divergences.append(approx_kl)
                         if cfg["kl_threshold"] and approx_kl > cfg["kl_threshold"]:
                             break  # early stopping: leaves this epoch's mini-batch loop only
@@ -110,15 +113,10 @@ class PPO(OnPolicyAgent):
                     self._trainable_parameters,
                     cfg["grad_norm_clip"],
                     self.scaler,
-                    models=self._trainable_models,
                 )
                 losses.append(torch.stack([policy_loss, value_loss, entropy_loss]).detach().float())
                 stepped_finite.append(parameters_finite(self._trainable_parameters))
 
-            if config.torch.is_distributed and kl_divergences and self.scheduler is not None:
-                kl = torch.stack(kl_divergences).mean()
-                torch.distributed.all_reduce(kl, op=torch.distributed.ReduceOp.SUM)
-                kl_divergences = [kl / config.torch.world_size]
             step_scheduler(self.scheduler, kl_divergences)
 
         # KL early stopping at the first mini-batch of every epoch leaves no step: nothing to check, zero losses

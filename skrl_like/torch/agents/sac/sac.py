@@ -13,7 +13,6 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -74,9 +73,6 @@ class SAC(Agent):
         self.target_critic_1, self.target_critic_2 = self.models["target_critic_1"], self.models["target_critic_2"]
         for role in neutral.ROLES:
             self.checkpoint_modules[role] = self.models[role]
-        if config.torch.is_distributed:
-            for model in (self.policy, self.critic_1, self.critic_2):
-                model.broadcast_parameters()
         warn_if_identical("SAC", self.models, "critic_1", "critic_2")
         # targets: frozen, hard copies of their critics
         init_target("SAC", self.models, "target_critic_1", "critic_1")
@@ -189,7 +185,6 @@ class SAC(Agent):
                 self._critic_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=(self.critic_1, self.critic_2),
                 update_scaler=False,
             )
 
@@ -206,7 +201,6 @@ class SAC(Agent):
                 self._policy_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=(self.policy,),
                 update_scaler=not learn_entropy,
             )
 

@@ -13,7 +13,7 @@ import gymnasium
 import torch
 import torch.nn.functional as F
 
-from skrl_like import config, logger
+from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -88,9 +88,6 @@ class TD3(Agent):
         self.target_critic_2 = self.models["target_critic_2"]
         for role in ROLES:
             self.checkpoint_modules[role] = self.models[role]
-        if config.torch.is_distributed:
-            for role in ("policy", "critic_1", "critic_2"):
-                self.models[role].broadcast_parameters()
         for source in ("policy", "critic_1", "critic_2"):
             init_target("TD3", self.models, f"target_{source}", source)
 
@@ -217,7 +214,6 @@ class TD3(Agent):
                 self._critic_parameters,
                 cfg["grad_norm_clip"],
                 self.scaler,
-                models=(self.critic_1, self.critic_2),
                 update_scaler=False,
             )
 
@@ -237,7 +233,6 @@ class TD3(Agent):
                     self._policy_parameters,
                     cfg["grad_norm_clip"],
                     self.scaler,
-                    models=(self.policy,),
                     update_scaler=False,
                 )
                 self.target_critic_1.update_parameters(self.critic_1, polyak=cfg["polyak"])

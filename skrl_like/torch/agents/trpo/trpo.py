@@ -16,7 +16,6 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from skrl_like import config
 from skrl_like.core.agents import trpo as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, non_finite_note, step_flag_names
 from skrl_like.core.agents.config import check_config
@@ -26,6 +25,7 @@ from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
 from skrl_like.torch.agents.on_policy import OnPolicyAgent
 from skrl_like.torch.models import GaussianMixin
+from skrl_like.torch.utils.distributed import mean_over_processes
 
 TRPO_DEFAULT_CONFIG = neutral.TRPO_DEFAULT_CONFIG  # torch adds no keys (no mixed_precision, as in skrl)
 
@@ -178,9 +178,11 @@ class TRPO(OnPolicyAgent):
                 [(g if g is not None else torch.zeros_like(p)).reshape(-1) for g, p in zip(grads, parameters)]
             )
 
+        # in a distributed run the gradient, the curvature products and the line search's surrogate and KL are means
+        # over the processes: every process takes the same step, the one for all their samples together
         start = self._evaluate_policy(inputs, actions, old_log_prob, advantages)
         old_mean, old_log_std = start.mean_actions.detach(), start.log_std.detach()
-        policy_gradient = flat_grad(start.surrogate, retain_graph=True)
+        policy_gradient = mean_over_processes(flat_grad(start.surrogate, retain_graph=True))
 
         # F v = d/dθ (dKL/dθ . v) + damping v, the KL's gradient graph built once for every product
         kl_gradient = flat_grad(
@@ -188,7 +190,7 @@ class TRPO(OnPolicyAgent):
         )
 
         def fisher_vector_product(vector: torch.Tensor) -> torch.Tensor:
-            return flat_grad(kl_gradient @ vector, retain_graph=True) + cfg["damping"] * vector
+            return mean_over_processes(flat_grad(kl_gradient @ vector, retain_graph=True)) + cfg["damping"] * vector
 
         search_direction = conjugate_gradient(fisher_vector_product, policy_gradient, cfg["conjugate_gradient_steps"])
         # the largest step along the direction whose quadratic KL model equals max_kl_divergence
@@ -201,9 +203,11 @@ class TRPO(OnPolicyAgent):
             vector_to_parameters(flat, parameters)
             evaluation = self._evaluate_policy(inputs, actions, old_log_prob, advantages)
             kl = gaussian_kl(old_mean, old_log_std, evaluation.mean_actions, evaluation.log_std)
-            return Trial(evaluation.surrogate, kl, torch.exp(evaluation.log_std).mean())
+            surrogate, kl = mean_over_processes(torch.stack([evaluation.surrogate, kl]))
+            return Trial(surrogate, kl, torch.exp(evaluation.log_std).mean())
 
-        start_trial = Trial(start.surrogate.detach(), torch.zeros_like(start.surrogate), torch.exp(old_log_std).mean())
+        start_surrogate = mean_over_processes(start.surrogate.detach())
+        start_trial = Trial(start_surrogate, torch.zeros_like(start_surrogate), torch.exp(old_log_std).mean())
         with torch.no_grad():
             flat, _, trial = line_search(
                 evaluate,
@@ -217,8 +221,6 @@ class TRPO(OnPolicyAgent):
                 cfg["max_backtrack_steps"],
             )
             vector_to_parameters(flat, parameters)
-        if config.torch.is_distributed:
-            self.policy.reduce_parameters()
         return start_trial.surrogate, trial.stddev
 
     # -- the update ---------------------------------------------------------------------------------------------
@@ -245,7 +247,6 @@ class TRPO(OnPolicyAgent):
                     self._value_parameters,
                     cfg["grad_norm_clip"],
                     self._scaler,
-                    models=(self.value,),
                 )
                 value_losses.append(value_loss.detach()[None])
                 stepped_finite.append(parameters_finite(self._value_parameters))

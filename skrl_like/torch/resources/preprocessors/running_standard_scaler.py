@@ -8,6 +8,7 @@ from torch import nn
 
 from skrl_like import config
 from skrl_like.core.spaces import compute_space_size
+from skrl_like.torch.utils.distributed import moments
 
 
 class RunningStandardScaler(nn.Module):
@@ -41,11 +42,9 @@ class RunningStandardScaler(nn.Module):
         self.register_buffer("current_count", torch.ones((), dtype=torch.float64, device=self.device))
 
     def _update(self, x: torch.Tensor) -> None:
-        dims = (0, 1) if x.dim() == 3 else 0
-        batch_count = x.shape[0] * x.shape[1] if x.dim() == 3 else x.shape[0]
-        batch_mean = torch.mean(x, dim=dims)
-        # unbiased, as skrl; a single row carries no spread: 0, not skrl's NaN (which poisoned the statistics)
-        batch_variance = torch.var(x, dim=dims, unbiased=True) if batch_count > 1 else torch.zeros_like(batch_mean)
+        # the batch's moments (unbiased variance, as skrl; a single row carries no spread: 0, not skrl's NaN, which
+        # poisoned the statistics); in a distributed run those of every process's batch together, merged by counts
+        batch_count, batch_mean, batch_variance = moments(x, (0, 1) if x.dim() == 3 else (0,))
         # merge the batch statistics into the running ones (Chan et al.'s parallel variance formula)
         delta = batch_mean.double() - self.running_mean
         total_count = self.current_count + batch_count
