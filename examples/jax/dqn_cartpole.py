@@ -12,6 +12,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import flax.linen as nn
 import gymnasium as gym
+import jax
 import numpy as np
 
 from skrl_like.jax.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAULT_CONFIG
@@ -38,8 +39,20 @@ HYPERPARAMETERS = {
 }
 
 
+def torch_like_dense(features, fan_in):
+    """A dense layer initialised as torch's ``nn.Linear`` (weights and biases ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))),
+    so that both examples start from the same distribution (flax's default, LeCun-normal weights and zero biases,
+    has sqrt(3) times their spread)."""
+    bound = 1 / np.sqrt(fan_in)
+
+    def uniform(key, shape, dtype=np.float32):
+        return jax.random.uniform(key, shape, dtype, -bound, bound)
+
+    return nn.Dense(features, kernel_init=uniform, bias_init=uniform)
+
+
 class QNetwork(DeterministicMixin, Model):
-    """64x64 ReLU MLP, one Q-value per action."""
+    """64x64 ReLU MLP, one Q-value per action, initialised as the torch example's."""
 
     def __init__(self, observation_space, action_space, device=None, **kwargs):
         Model.__init__(self, observation_space, action_space, device, **kwargs)
@@ -47,9 +60,10 @@ class QNetwork(DeterministicMixin, Model):
 
     @nn.compact
     def __call__(self, inputs, role):
-        x = nn.relu(nn.Dense(64)(inputs["states"]))
-        x = nn.relu(nn.Dense(64)(x))
-        return nn.Dense(self.num_actions)(x), {}
+        x = inputs["states"]
+        x = nn.relu(torch_like_dense(64, x.shape[-1])(x))
+        x = nn.relu(torch_like_dense(64, 64)(x))
+        return torch_like_dense(self.num_actions, 64)(x), {}
 
 
 def make_agent(env, algorithm="DQN", experiment=None):
