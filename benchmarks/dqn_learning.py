@@ -4,10 +4,10 @@ one JSON line.
     .venv/bin/python benchmarks/dqn_learning.py --backend torch --algorithm DQN --seed 0     # 100k env steps
     .venv/bin/python benchmarks/dqn_learning.py --backend jax --algorithm DDQN --seed 0 --timesteps 2000
 
-The agent comes from examples/<backend>/dqn_cartpole.py (``make_agent`` and ``HYPERPARAMETERS``, written once
-there), so the figures in docs/benchmarks.md are those of the documented configuration. One environment, seeded once
-(``reset(seed=seed)``); the final return is the mean of 20 greedy episodes (``Trainer.evaluate_episodes``, which
-plays the agent's ``mean_actions``: exploration off).
+The agent comes from examples/<backend>/dqn_cartpole.py (``make_agent``, ``HYPERPARAMETERS`` and
+``DDQN_HYPERPARAMETERS``, written once there), so the figures in docs/benchmarks.md are those of the documented
+configuration. One environment, seeded once (``reset(seed=seed)``); the final return is the mean of 20 greedy
+episodes (``Trainer.evaluate_episodes``, which plays the agent's ``mean_actions``: exploration off).
 """
 
 import argparse
@@ -76,7 +76,7 @@ def main() -> None:
         "seconds": round(seconds, 2),
         "env_steps_per_s": round(timesteps / seconds, 1),
         "eval_return": round(float(sum(returns) / len(returns)), 2),
-        "hyperparameters": example.HYPERPARAMETERS,
+        "hyperparameters": example.HYPERPARAMETERS if args.algorithm == "DQN" else example.DDQN_HYPERPARAMETERS,
     }
     print(json.dumps(result), flush=True)
 

@@ -72,9 +72,9 @@ class Reference:
 
     def step(self, states, actions, rewards, next_states, terminated, truncated) -> None:
         cfg, rows = self.cfg, len(states)
-        # TD targets: truncation ends the bootstrap like termination
+        # TD targets: termination ends the bootstrap; a truncated row bootstraps from its stored next state
         next_actions = actor(self.target_policy, next_states)
-        not_done = 1.0 - np.logical_or(terminated, truncated).astype(np.float64)
+        not_done = 1.0 - np.asarray(terminated, np.float64)
         targets = rewards + cfg["discount_factor"] * not_done * critic(self.target_critic, next_states, next_actions)
 
         # critic: L = mean((Q - y)^2), dL/dQ = 2 (Q - y) / N

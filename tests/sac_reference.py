@@ -39,7 +39,8 @@ def initial_weights(log_std: float = -0.5) -> dict:
 
 
 def batch() -> dict:
-    """A hand-made replay batch: 5 transitions, one terminated and one truncated (no bootstrap for either)."""
+    """A hand-made replay batch: 5 transitions, one terminated (no bootstrap) and one truncated (bootstraps from its
+    stored terminal observation)."""
     rng = np.random.default_rng(3)
     return {
         "states": rng.normal(0, 1, (BATCH_SIZE, 3)).astype(np.float32),
@@ -75,7 +76,7 @@ def reference_update(weights: dict, data: dict, cfg: dict) -> dict:
     next_q = np.minimum(
         q(d["next_states"], next_actions, p["w1"], p["c1"]), q(d["next_states"], next_actions, p["w2"], p["c2"])
     )
-    not_done = 1.0 - np.logical_or(d["terminated"], d["truncated"])
+    not_done = 1.0 - d["terminated"]
     targets = d["rewards"] + gamma * not_done * (next_q - alpha * log_prob())
 
     # critic step on (MSE_1 + MSE_2) / 2

@@ -51,7 +51,7 @@ def td3_update(params, gradient_steps, policy_delay, gamma, polyak, actor_lr, cr
     records = []
     states, next_states = STATES.astype(np.float64), NEXT_STATES.astype(np.float64)
     actions, rewards = ACTIONS.astype(np.float64), REWARDS.astype(np.float64)
-    not_done = 1.0 - (TERMINATED | TRUNCATED)
+    not_done = 1.0 - TERMINATED  # a truncated row bootstraps
     n = len(states)
     for step in range(gradient_steps):
         next_actions = policy(params["target_policy"], next_states)

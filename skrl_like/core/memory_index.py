@@ -34,6 +34,7 @@ One behaviour where skrl 1.4.3's two backends differ (see the spec, section 1.1 
 
 import csv
 import datetime
+import functools
 import math
 import os
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
@@ -128,8 +129,13 @@ class MemoryIndex:
         self.filled = False
         self.env_index = 0
         self.memory_index = 0
-        # env-major order (all timesteps of env 0, then env 1, ...) so that consecutive rows form sequences
-        self.all_sequence_indexes = np.arange(self.memory_size * self.num_envs).reshape(-1, self.num_envs).T.ravel()
+
+    @functools.cached_property
+    def all_sequence_indexes(self) -> np.ndarray:
+        """Every row in env-major order (all timesteps of env 0, then env 1, ...), so that consecutive rows form
+        sequences. Built on first use (``sample_all`` with ``sequence_length > 1``): an int64 per row would add 8
+        bytes to every row of a replay memory that never reads it (8 MB of a million-row memory)."""
+        return np.arange(self.memory_size * self.num_envs).reshape(-1, self.num_envs).T.ravel()
 
     @property
     def rows(self) -> int:

@@ -209,7 +209,7 @@ def test_an_update_moves_the_critic_toward_the_targets_the_actor_up_the_critic_a
     batch = stacked(steps)
     states = batch["states"]
     # the TD targets of the batch, from the targets before the update (the copies of the online models)
-    not_done = 1.0 - (batch["terminated"] | batch["truncated"])
+    not_done = 1.0 - batch["terminated"]  # a truncated row bootstraps
     targets = batch["rewards"] + 0.99 * not_done * critic(
         before["target_critic"], batch["next_states"], actor(before["target_policy"], batch["next_states"])
     )

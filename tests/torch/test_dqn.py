@@ -183,7 +183,7 @@ GAMMA, LR, POLYAK = 0.9, 0.01, 0.25
 def expected_update(double):
     """The loss, TD targets and new parameters of one Adam step, computed with NumPy."""
     s, a, r = BATCH["states"], BATCH["actions"][:, 0], BATCH["rewards"][:, 0]
-    s2, done = BATCH["next_states"], (BATCH["terminated"] | BATCH["truncated"])[:, 0]
+    s2, done = BATCH["next_states"], BATCH["terminated"][:, 0]  # the truncated row bootstraps
     target_q = s2 @ W_TARGET.T + B_TARGET
     if double:
         next_actions = np.argmax(s2 @ W_ONLINE.T + B_ONLINE, axis=1)

@@ -63,7 +63,9 @@ def normalize_advantages(advantages: jax.Array) -> jax.Array:
 
 
 def td_targets(rewards: jax.Array, dones: jax.Array, next_values: jax.Array, discount_factor: float) -> jax.Array:
-    """One-step TD targets ``r + gamma * (1 - done) * V(s')``; ``dones`` (bool or 0/1) cut the bootstrap."""
+    """One-step TD targets ``r + gamma * (1 - done) * V(s')``; ``dones`` (bool or 0/1) cut the bootstrap (off-policy
+    agents pass ``terminated`` only: a truncated step bootstraps from the terminal observation it stored; skrl's
+    targets end the bootstrap at a truncation too)."""
     return rewards + discount_factor * (1 - dones.astype(rewards.dtype)) * next_values
 
 

@@ -73,7 +73,8 @@ def td_targets(
     rewards: torch.Tensor, dones: torch.Tensor, next_values: torch.Tensor, discount_factor: float
 ) -> torch.Tensor:
     """One-step TD targets ``r + gamma * (1 - done) * V(s')``; ``dones`` (bool or 0/1) cut the bootstrap (off-policy
-    agents pass ``terminated | truncated``: skrl's targets end the bootstrap at a truncation too)."""
+    agents pass ``terminated`` only: a truncated step bootstraps from the terminal observation it stored; skrl's
+    targets end the bootstrap at a truncation too)."""
     return rewards + discount_factor * (1 - dones.to(rewards.dtype)) * next_values
 
 

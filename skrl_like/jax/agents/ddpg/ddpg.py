@@ -249,8 +249,7 @@ class DDPG(Agent):
         target_q_values, _, _ = self.target_critic.act(
             {"states": next_states, "taken_actions": next_actions}, role="target_critic", params=learner.target_critic
         )
-        dones = jnp.logical_or(batch.terminated, batch.truncated)
-        targets = td_targets(batch.rewards, dones, target_q_values, cfg["discount_factor"])
+        targets = td_targets(batch.rewards, batch.terminated, target_q_values, cfg["discount_factor"])
 
         # critic step
         critic_loss, critic_grad = jax.value_and_grad(self._critic_loss)(learner.critic, states, batch.actions, targets)

@@ -257,10 +257,9 @@ class DQN(Agent):
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
 
-        # TD target, no bootstrap past an episode end (truncation included [compat])
+        # TD target, no bootstrap past a termination (a truncated step bootstraps from the state it reached)
         next_values = jax.lax.stop_gradient(self._next_values(learner, next_states))
-        dones = jnp.logical_or(batch.terminated, batch.truncated)
-        target_values = td_targets(batch.rewards, dones, next_values, cfg["discount_factor"])
+        target_values = td_targets(batch.rewards, batch.terminated, next_values, cfg["discount_factor"])
 
         loss, grads = jax.value_and_grad(self._loss)(learner.q_network, states, batch.actions, target_values)
         optimizer, q_network = learner.optimizer.update(

@@ -291,8 +291,9 @@ class SAC(Agent):
         target_q1, _, _ = self.target_critic_1.act(inputs, role="target_critic_1", params=learner.target_critic_1)
         target_q2, _, _ = self.target_critic_2.act(inputs, role="target_critic_2", params=learner.target_critic_2)
         next_values = jnp.minimum(target_q1, target_q2) - alpha * next_log_prob
-        dones = jnp.logical_or(batch.terminated, batch.truncated)
-        target_values = jax.lax.stop_gradient(td_targets(batch.rewards, dones, next_values, cfg["discount_factor"]))
+        target_values = jax.lax.stop_gradient(
+            td_targets(batch.rewards, batch.terminated, next_values, cfg["discount_factor"])
+        )
 
         # critic step: each critic with its own gradient; the loss reported is the mean of both MSEs [compat]
         critic_learning_rate = learner.critic_learning_rate if scheduled else None

@@ -304,9 +304,8 @@ class TD3(Agent):
         target_q2_values, _, _ = self.target_critic_2.act(
             next_inputs, role="target_critic_2", params=learner.target_critic_2
         )
-        dones = jnp.logical_or(batch.terminated, batch.truncated)
         target_values = td_targets(
-            batch.rewards, dones, jnp.minimum(target_q1_values, target_q2_values), cfg["discount_factor"]
+            batch.rewards, batch.terminated, jnp.minimum(target_q1_values, target_q2_values), cfg["discount_factor"]
         )
 
         # critic step: each critic with its own gradient

@@ -170,9 +170,7 @@ class DDPG(Agent):
                     target_q_values, _, _ = self.target_critic.act(
                         {"states": next_states, "taken_actions": next_actions}, role="target_critic"
                     )
-                    target_values = td_targets(
-                        rewards, terminated | truncated, target_q_values.float(), cfg["discount_factor"]
-                    )
+                    target_values = td_targets(rewards, terminated, target_q_values.float(), cfg["discount_factor"])
 
                 # critic loss: mean squared TD error
                 critic_values, _, _ = self.critic.act({"states": states, "taken_actions": actions}, role="critic")

@@ -167,10 +167,10 @@ class DQN(Agent):
                 states = self._state_preprocessor(states, train=True)
                 next_states = self._state_preprocessor(next_states, train=True)
 
-                # TD target, no bootstrap past an episode end (truncation included [compat])
+                # TD target, no bootstrap past a termination (a truncated step bootstraps from the state it reached)
                 with torch.no_grad():
                     next_values = self._next_values(next_states)
-                    target_values = td_targets(rewards, terminated | truncated, next_values, cfg["discount_factor"])
+                    target_values = td_targets(rewards, terminated, next_values, cfg["discount_factor"])
 
                 # Q-value of the taken action
                 q_values, _, _ = self.q_network.act({"states": states}, role="q_network")

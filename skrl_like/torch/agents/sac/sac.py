@@ -169,7 +169,7 @@ class SAC(Agent):
                     target_q1, _, _ = self.target_critic_1.act(inputs, role="target_critic_1")
                     target_q2, _, _ = self.target_critic_2.act(inputs, role="target_critic_2")
                     next_values = torch.min(target_q1, target_q2) - alpha * next_log_prob
-                    target_values = td_targets(rewards, terminated | truncated, next_values, cfg["discount_factor"])
+                    target_values = td_targets(rewards, terminated, next_values, cfg["discount_factor"])
 
                 # critic loss: the mean of both critics' MSEs [compat]
                 inputs = {"states": states, "taken_actions": actions}

@@ -197,7 +197,7 @@ class TD3(Agent):
                     target_q2_values, _, _ = self.target_critic_2.act(next_inputs, role="target_critic_2")
                     target_values = td_targets(
                         sampled_rewards,
-                        terminated | truncated,
+                        terminated,
                         torch.min(target_q1_values, target_q2_values),
                         cfg["discount_factor"],
                     )
