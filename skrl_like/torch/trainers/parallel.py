@@ -53,6 +53,7 @@ class ParallelTrainer(Trainer):
     """
 
     default_config = PARALLEL_TRAINER_DEFAULT_CONFIG
+    shares_replay_memories = False  # each agent process holds its own copy of its memory
 
     def __init__(self, env: Any, agents: Any, agents_scope: Optional[Sequence[int]] = None, cfg: Optional[dict] = None):
         super().__init__(env, agents, agents_scope, cfg)
