@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Side-by-side runs of benchmarks/off_policy.py (SAC, TD3, DDPG, DQN, DDQN) or, with SCRIPT=on_policy,
-# benchmarks/on_policy.py (A2C, TRPO, RPO, CEM): skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one process
+# benchmarks/on_policy.py (A2C, TRPO, RPO, CEM), or, with SCRIPT=multi_agent, benchmarks/multi_agent.py (IPPO, MAPPO on
+# MPE simple_spread_v3): skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one process
 # at a time, the entry order rotating by one position per seed; one JSON line per run appended to $OUT.
 # Run it ALONE on an idle machine (peers: bash benchmarks/setup_peers.sh).
 #
 #   ALGORITHMS="SAC TD3" TIMESTEPS=5000 NO_EVAL=1 bash benchmarks/run_side_by_side.sh      # throughput, side by side
 #   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_side_by_side.sh     # returns, default budgets
 #   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
+#   SCRIPT=multi_agent ALGORITHMS="IPPO MAPPO" SEEDS="0 1 2 3 4" ENTRIES="ours-torch skrl-torch" \
+#     bash benchmarks/run_side_by_side.sh
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."

@@ -2,6 +2,7 @@
 # Recreate the two benchmark-peer virtual environments OUTSIDE the repository.
 #
 #   /work/bench_venvs/torch : torch 2.13.0 (local CPU wheel) + skrl 1.4.3 + stable-baselines3 + gymnasium 1.4.0
+#                             + pettingzoo 1.27.0 + mpe2 1.1.1 (benchmarks/multi_agent.py, the main venv's versions)
 #   /work/bench_venvs/jax   : skrl 1.4.3 + jax/jaxlib 0.9.2 + flax 0.12.6 + optax 0.2.8 + gymnasium 1.4.0, NO torch
 #
 # Usage:  bash benchmarks/setup_peers.sh [--force]      (BENCH_VENVS=/other/dir to relocate)
@@ -28,6 +29,8 @@ torch==2.13.0
 gymnasium==1.4.0
 skrl==1.4.3
 stable-baselines3==2.9.2
+pettingzoo==1.27.0
+mpe2==1.1.1
 C
 cat > "$CONS_JAX" <<'C'
 jax==0.9.2
@@ -48,7 +51,7 @@ make_venv() {
 make_venv "$ROOT/torch"
 # torch first, alone, so the local CPU wheel is what gets installed
 "$ROOT/torch/bin/pip" install -c "$CONS_TORCH" "torch==2.13.0"
-"$ROOT/torch/bin/pip" install -c "$CONS_TORCH" "skrl==1.4.3" "stable-baselines3" "gymnasium==1.4.0"
+"$ROOT/torch/bin/pip" install -c "$CONS_TORCH" "skrl==1.4.3" "stable-baselines3" "gymnasium==1.4.0" "pettingzoo" "mpe2"
 
 # ---------------------------------------------------------------- jax peer venv (no torch)
 make_venv "$ROOT/jax"

@@ -107,7 +107,9 @@ def feed_hand_batch(agent, to_array, shared=False):
 
 class TinyParallelEnv:
     """The PettingZoo parallel API, duck-typed: two agents, 3-step episodes (truncated), the reward of an agent is
-    its action; observations and the state depend on the step only."""
+    its action; observations and the state depend on the step only. With ``leave_at``, agent a0 leaves each episode
+    early: terminated at that step, then absent until the reset; ``drop_leaver`` also leaves it out of that step's
+    outputs (an environment that forgets the agents it removes)."""
 
     metadata = {"name": "tiny_parallel_v0"}
     possible_agents = list(AGENTS)
@@ -115,13 +117,16 @@ class TinyParallelEnv:
     action_spaces = {uid: ACTION for uid in AGENTS}
     state_space = STATE
 
-    def __init__(self, max_steps=3):
+    def __init__(self, max_steps=3, leave_at=None, drop_leaver=False):
         self.max_steps = max_steps
+        self.leave_at = leave_at
+        self.drop_leaver = drop_leaver
         self.agents = []
         self.steps = 0
 
-    def _observations(self):
-        return {uid: np.array([self.steps * 0.5, index - 0.5], np.float32) for index, uid in enumerate(AGENTS)}
+    def _observations(self, agents=AGENTS):
+        return {uid: np.array([self.steps * 0.5, index - 0.5], np.float32) for index, uid in enumerate(AGENTS)
+                if uid in agents}  # fmt: skip
 
     def reset(self, seed=None, options=None):
         self.steps = 0
@@ -130,14 +135,16 @@ class TinyParallelEnv:
 
     def step(self, actions):
         self.steps += 1
-        rewards = {uid: float(np.asarray(actions[uid]).reshape(-1)[0]) for uid in self.agents}
+        acting = list(self.agents)
+        leaving = [uid for uid in acting if uid == "a0" and self.steps == self.leave_at]
+        reported = [uid for uid in acting if not (self.drop_leaver and uid in leaving)]
+        rewards = {uid: float(np.asarray(actions[uid]).reshape(-1)[0]) for uid in reported}
         done = self.steps >= self.max_steps
-        terminated = {uid: False for uid in self.agents}
-        truncated = {uid: done for uid in self.agents}
-        observations = self._observations()
-        if done:
-            self.agents = []
-        return observations, rewards, terminated, truncated, {uid: {} for uid in AGENTS}
+        terminated = {uid: uid in leaving for uid in reported}
+        truncated = {uid: done for uid in reported}
+        observations = self._observations(reported)
+        self.agents = [] if done else [uid for uid in acting if uid not in leaving]
+        return observations, rewards, terminated, truncated, {uid: {} for uid in reported}
 
     def state(self):
         return np.array([self.steps, 1.0, -1.0], np.float32)
@@ -147,3 +154,33 @@ class TinyParallelEnv:
 
     def close(self):
         pass
+
+
+def spy_on_updates(agent, to_numpy=np.asarray):
+    """``{uid: [(timestep, states, actions, rewards, terminated), ...]}``: each learner's memory as its update read it."""
+    seen = {uid: [] for uid in agent.learners}
+    for uid, learner in agent.learners.items():
+
+        def update(timestep, timesteps, uid=uid, learner=learner, original=learner._update):
+            names = ("states", "actions", "rewards", "terminated")
+            rows = [np.array(to_numpy(learner.memory.get_tensor_by_name(name))) for name in names]
+            seen[uid].append((timestep, *rows))
+            original(timestep, timesteps)
+
+        learner._update = update
+    return seen
+
+
+def check_leaving_agent_rollouts(updates, tracker_stats, drop_leaver):
+    """A TinyParallelEnv(leave_at=2) run of 6 steps with rollouts 4: a0 acts at the first two steps of each 3-step
+    episode (timesteps 0, 1, 3, 4), so its rollout is full (4 of its own transitions) at timestep 4, not 3; a1's at 3."""
+    assert [update[0] for update in updates["a0"]] == [4]
+    _, states, actions, rewards, terminated = updates["a0"][0]
+    np.testing.assert_array_equal(states[:, 0, 0], [0.0, 0.5, 0.0, 0.5])  # its own observations, in order
+    assert terminated.reshape(-1).tolist() == [False, True, False, True]  # its done flag, once per episode
+    departed = rewards.reshape(-1)[[1, 3]]  # dropped from the step's outputs: no reward; else its reward (its action)
+    np.testing.assert_array_equal(departed, 0.0 if drop_leaver else actions.reshape(-1)[[1, 3]])
+    assert [update[0] for update in updates["a1"]] == [3]
+    np.testing.assert_array_equal(updates["a1"][0][1][:, 0, 0], [0.0, 0.5, 1.0, 0.0])
+    # the episode statistics: an episode ends when every agent is done, not when a0 leaves
+    assert tracker_stats["Episode / Total timesteps (max)"] == [3, 3]

@@ -232,9 +232,18 @@ class TrainerCore:
                 raise ValueError(f"agents_scope[{index}] is {count}: each agent needs at least one environment; {fix}")
         return [int(count) for count in agents_scope]
 
-    @staticmethod
-    def _check_distinct_agents(agents: List[Any]) -> None:
-        """Two entries that are one agent, or that share a memory, would interleave their rollouts."""
+    #: whether agents may share one replay memory (False where each agent runs in a process of its own)
+    shares_replay_memories = True
+
+    def _check_distinct_agents(self, agents: List[Any], counts: List[int]) -> None:
+        """Every entry is its own agent; a memory shared by several agents is a replay they all sample at random.
+
+        Off-policy agents (``samples_memory_at_random``: DDPG, TD3, SAC, DQN) may share one replay memory, as in
+        skrl's shared-memory example: each step the sharing agents write their scopes' rows side by side, in the
+        order of ``agents``, so the memory must have ``num_envs`` equal to the sum of their scopes; each then samples
+        from every agent's transitions. A rollout memory (on-policy agents) belongs to one agent: shared, the
+        agents' rollouts would interleave and each would learn from the other's actions.
+        """
         first_index = {}
         for index, agent in enumerate(agents):
             if id(agent) in first_index:
@@ -244,19 +253,45 @@ class TrainerCore:
                     "rollouts in one memory; create one agent (with its own models and memory) per scope"
                 )
             first_index[id(agent)] = index
-        owner = {}
+        users: Dict[int, Tuple[Any, List[int]]] = {}  # id(memory) -> (memory, indexes of the agents using it)
         for index, agent in enumerate(agents):
-            memories = [getattr(agent, "memory", None), *(getattr(agent, "secondary_memories", None) or [])]
-            for memory in memories:
+            for memory in [getattr(agent, "memory", None), *(getattr(agent, "secondary_memories", None) or [])]:
                 if memory is None:
                     continue
-                other = owner.setdefault(id(memory), index)
-                if other != index:
-                    raise ValueError(
-                        f"agents[{other}] and agents[{index}] share one memory object ({type(memory).__name__}): "
-                        "their transitions would interleave in it; give each agent its own memory, e.g. "
-                        "RandomMemory(memory_size=rollouts, num_envs=<that agent's scope>)"
-                    )
+                _, indexes = users.setdefault(id(memory), (memory, []))
+                if index not in indexes:
+                    indexes.append(index)
+        self._shared_memories = {key for key, (_, indexes) in users.items() if len(indexes) > 1}
+        for memory, indexes in users.values():
+            if len(indexes) > 1:
+                self._check_shared_memory(agents, counts, memory, indexes)
+
+    def _check_shared_memory(self, agents: List[Any], counts: List[int], memory: Any, indexes: List[int]) -> None:
+        """``memory`` is used by ``agents[i]`` for every ``i`` in ``indexes`` (two or more)."""
+        names = " and ".join(f"agents[{index}]" for index in indexes)
+        own_memory = "give each agent its own memory, e.g. RandomMemory(memory_size=..., num_envs=<that agent's scope>)"
+        rollout = [index for index in indexes if not getattr(agents[index], "samples_memory_at_random", False)]
+        if rollout:
+            raise ValueError(
+                f"{names} share one memory object ({type(memory).__name__}), but agents[{rollout[0]}] "
+                f"({type(agents[rollout[0]]).__name__}) learns from its own rollout in it: their transitions would "
+                f"interleave in it; {own_memory}. Only off-policy agents (DDPG, TD3, SAC, DQN), which sample their "
+                "replay memory at random, may share one"
+            )
+        if not self.shares_replay_memories:
+            raise ValueError(
+                f"{names} share one replay memory, but {type(self).__name__} runs each agent in a process of its own, "
+                f"with its own copy of the memory: {own_memory}, or train them with the SequentialTrainer"
+            )
+        scopes = [counts[index] for index in indexes]
+        num_envs = getattr(memory, "num_envs", None)
+        if num_envs is not None and num_envs != sum(scopes):
+            held = " + ".join(str(count) for count in scopes)
+            raise ValueError(
+                f"{names} share one replay memory of num_envs={num_envs}, but their scopes hold {held} = "
+                f"{sum(scopes)} environments: each step they write their rows side by side, so create it with "
+                f"num_envs={sum(scopes)}"
+            )
 
     def _setup_agents(self) -> None:
         """Normalise ``agents`` to a list and ``agents_scope`` to ``(start, end)`` ranges (``self._scopes``)."""
@@ -298,7 +333,7 @@ class TrainerCore:
             for hook in ("act", "record_transition", "pre_interaction", "post_interaction", "init"):
                 if not callable(getattr(agent, hook, None)):
                     raise TypeError(f"{agent!r} is not an agent: it has no '{hook}' method")
-        self._check_distinct_agents(agent_list)
+        self._check_distinct_agents(agent_list, counts)
         self._agent_list = agent_list
         starts = [sum(counts[:i]) for i in range(len(counts))]
         self._scopes: List[Tuple[int, int]] = [(s, s + c) for s, c in zip(starts, counts)]
@@ -378,7 +413,8 @@ class TrainerCore:
                     )
             memory = getattr(agent, "memory", None)
             memory_envs = getattr(memory, "num_envs", None)
-            if memory_envs is not None and memory_envs != end - start:
+            shared = id(memory) in self._shared_memories  # its num_envs was checked against all its agents' scopes
+            if memory_envs is not None and memory_envs != end - start and not shared:
                 raise ValueError(
                     f"{name}'s memory was created with num_envs={memory_envs}, but the agent steps {end - start} "
                     f"environment(s): create its memory with num_envs={end - start}"

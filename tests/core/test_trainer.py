@@ -10,11 +10,13 @@ import pytest
 import torch
 import torch.nn as tnn
 
+import skrl_like.jax.agents.dqn as jax_dqn
 import skrl_like.jax.agents.ppo as jax_ppo
 import skrl_like.jax.envs.wrappers as jax_wrappers
 import skrl_like.jax.memories as jax_memories
 import skrl_like.jax.models as jax_models
 import skrl_like.jax.trainers as jax_trainers
+import skrl_like.torch.agents.dqn as torch_dqn
 import skrl_like.torch.agents.ppo as torch_ppo
 import skrl_like.torch.envs.wrappers as torch_wrappers
 import skrl_like.torch.memories as torch_memories
@@ -79,6 +81,26 @@ class JaxValue(jax_models.DeterministicMixin, jax_models.Model):
         return fnn.Dense(1)(fnn.tanh(fnn.Dense(16)(inputs["states"]))), {}
 
 
+class TorchQNetwork(torch_models.DeterministicMixin, torch_models.Model):
+    def __init__(self, observation_space, action_space):
+        torch_models.Model.__init__(self, observation_space, action_space, "cpu")
+        torch_models.DeterministicMixin.__init__(self)
+        self.net = tnn.Sequential(tnn.Linear(self.num_observations, 16), tnn.Tanh(), tnn.Linear(16, self.num_actions))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class JaxQNetwork(jax_models.DeterministicMixin, jax_models.Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        jax_models.Model.__init__(self, observation_space, action_space, device, **kwargs)
+        jax_models.DeterministicMixin.__init__(self)
+
+    @fnn.compact
+    def __call__(self, inputs, role):
+        return fnn.Dense(self.num_actions)(fnn.tanh(fnn.Dense(16)(inputs["states"]))), {}
+
+
 class Backend:
     """One backend's real classes, and how to build a CartPole env, its memories and PPO agents."""
 
@@ -88,6 +110,7 @@ class Backend:
         self.wrappers = torch_wrappers if name == "torch" else jax_wrappers
         self.memories = torch_memories if name == "torch" else jax_memories
         self.ppo = torch_ppo if name == "torch" else jax_ppo
+        self.dqn = torch_dqn if name == "torch" else jax_dqn
 
     def to_numpy(self, array):
         return array.detach().cpu().numpy() if isinstance(array, torch.Tensor) else np.asarray(array)
@@ -125,6 +148,23 @@ class Backend:
             observation_space=env.observation_space,
             action_space=env.action_space,
             **extra,
+        )
+
+    def dqn_agent(self, env, memory):
+        """An off-policy agent (its memory a replay sampled at random) that learns from its third step on."""
+        cfg = {**self.dqn.DQN_DEFAULT_CONFIG, "batch_size": 4, "learning_starts": 2, "experiment": NO_FILES}
+        network = TorchQNetwork if self.name == "torch" else JaxQNetwork
+        models = {role: network(env.observation_space, env.action_space) for role in ("q_network", "target_q_network")}
+        if self.name != "torch":
+            for role, model in models.items():
+                model.init_state_dict(role)
+        return self.dqn.DQN(
+            models=models,
+            memory=memory,
+            cfg=cfg,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            **({"device": "cpu"} if self.name == "torch" else {}),
         )
 
 
@@ -266,6 +306,42 @@ def test_two_agents_sharing_one_memory_are_rejected(backend):
     agents = [backend.agent(env, memory=memory), backend.agent(env, memory=memory)]
     with pytest.raises(ValueError, match=r"agents\[0\] and agents\[1\] share one memory object.*its own memory"):
         backend.trainers.StepTrainer(env=env, agents=agents, agents_scope=[2, 2], cfg=QUIET)
+
+
+def test_off_policy_agents_share_one_replay_memory_side_by_side(backend):
+    # skrl's shared-memory example: each step the agents write their scopes' rows side by side (in the order of
+    # `agents`), so every memory row is one timestep of all their environments, and each agent samples all of it
+    env = backend.cartpole(num_envs=3)
+    memory = backend.memory(num_envs=3, rollouts=16)
+    agents = [backend.dqn_agent(env, memory), backend.dqn_agent(env, memory)]
+    trainer = backend.trainers.SequentialTrainer(
+        env=env, agents=agents, agents_scope=[1, 2], cfg={**QUIET, "timesteps": 5}
+    )
+    trainer.train()
+    assert (memory.memory_index, memory.env_index, len(memory)) == (5, 0, 15)
+    states = backend.to_numpy(memory.get_tensor_by_name("states"))[:5]
+    next_states = backend.to_numpy(memory.get_tensor_by_name("next_states"))[:5]
+    # slot e of every row is environment e (no CartPole episode ends within 5 steps)
+    np.testing.assert_array_equal(states[1:], next_states[:-1])
+    assert not np.isnan(states).any()
+    for agent in agents:  # both learned (timesteps 2, 3, 4), from the one memory
+        assert len(agent.tracking_data["Loss / Q-network loss"]) == 3
+
+
+def test_an_on_policy_agent_sharing_its_rollout_memory_is_rejected(backend):
+    env = backend.cartpole(num_envs=4)
+    memory = backend.memory(num_envs=4)
+    agents = [backend.dqn_agent(env, memory), backend.agent(env, memory=memory)]
+    with pytest.raises(ValueError, match=r"agents\[1\] \(PPO\) learns from its own rollout in it.*Only off-policy"):
+        backend.trainers.SequentialTrainer(env=env, agents=agents, agents_scope=[2, 2], cfg=QUIET)
+
+
+def test_a_shared_replay_memory_must_hold_all_its_agents_scopes(backend):
+    env = backend.cartpole(num_envs=3)
+    memory = backend.memory(num_envs=2)
+    agents = [backend.dqn_agent(env, memory), backend.dqn_agent(env, memory)]
+    with pytest.raises(ValueError, match=r"num_envs=2, but their scopes hold 1 \+ 2 = 3 environments.*num_envs=3"):
+        backend.trainers.SequentialTrainer(env=env, agents=agents, agents_scope=[1, 2], cfg=QUIET)
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,10 @@ from tests.multi_agent_helpers import (
     POLICY,
     VALUE,
     TinyParallelEnv,
+    check_leaving_agent_rollouts,
     feed_hand_batch,
     reference_update,
+    spy_on_updates,
     update_cfg,
 )
 
@@ -173,3 +175,12 @@ def test_trainer_rejects_a_single_agent_env():
     env = wrap_env(gymnasium.make("CartPole-v1"), "gymnasium")
     with pytest.raises(ValueError, match="IPPO is a multi-agent algorithm, but the environment"):
         SequentialTrainer(env=env, agents=make_ippo(), cfg={"timesteps": 1, **TRAINER_CFG})
+
+
+@pytest.mark.parametrize("drop_leaver", [False, True], ids=["reported", "dropped-from-the-outputs"])
+def test_an_agent_leaving_early_stores_its_done_once_and_learns_from_its_own_rows_only(drop_leaver):
+    env = wrap_env(TinyParallelEnv(leave_at=2, drop_leaver=drop_leaver), "pettingzoo")
+    agent = make_ippo(update_cfg(IPPO_DEFAULT_CONFIG, 1e-2, rollouts=4))
+    updates = spy_on_updates(agent)
+    SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 6, **TRAINER_CFG}).train()
+    check_leaving_agent_rollouts(updates, agent._tracker.collect(), drop_leaver)

@@ -21,8 +21,10 @@ from tests.multi_agent_helpers import (
     POLICY,
     VALUE,
     TinyParallelEnv,
+    check_leaving_agent_rollouts,
     feed_hand_batch,
     reference_update,
+    spy_on_updates,
     update_cfg,
 )
 
@@ -301,3 +303,13 @@ def test_parallel_trainer_with_one_multi_agent_runs_the_sequential_multi_agent_l
     # the observation's first entry is (step in episode) * 0.5, 3-step episodes: steps 0-3 fill the 4 rows (a reset
     # after step 2), the update at step 3 empties the memory, step 4 (the second of its episode) overwrites row 0
     assert stored.tolist() == [0.5, 0.5, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("drop_leaver", [False, True], ids=["reported", "dropped-from-the-outputs"])
+def test_an_agent_leaving_early_stores_its_done_once_and_learns_from_its_own_rows_only(drop_leaver):
+    env = wrap_env(TinyParallelEnv(leave_at=2, drop_leaver=drop_leaver), "pettingzoo")
+    agent = make_ippo(update_cfg(IPPO_DEFAULT_CONFIG, 1e-2, rollouts=4))
+    updates = spy_on_updates(agent, to_numpy=lambda tensor: tensor.numpy())
+    cfg = {"timesteps": 6, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+    SequentialTrainer(env=env, agents=agent, cfg=cfg).train()
+    check_leaving_agent_rollouts(updates, agent._tracker.collect(), drop_leaver)

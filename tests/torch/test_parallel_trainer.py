@@ -300,6 +300,14 @@ def test_parallel_agents_learn_what_each_learns_alone_under_the_sequential_train
     assert_all_gone([])
 
 
+def test_agents_sharing_a_replay_memory_are_rejected_since_each_process_would_hold_a_copy():
+    env = DriftEnv(num_envs=2)
+    agents = [make_sac(env, 2), make_sac(env, 2)]
+    agents[1].memory = agents[0].memory
+    with pytest.raises(ValueError, match=r"share one replay memory, but ParallelTrainer runs each agent in a process"):
+        ParallelTrainer(env=env, agents=agents, agents_scope=[1, 1], cfg=CFG)
+
+
 # -- failures ------------------------------------------------------------------------------------------------------
 
 

@@ -58,6 +58,9 @@ class AgentCore:
     """
 
     checkpoint_extension = ""  # ".pt" (torch) or ".pickle" (JAX)
+    #: the memory is a replay sampled at random (off-policy agents), so several agents may share one (the trainers
+    #: check it); a rollout memory, read whole by its agent's update, is never shared
+    samples_memory_at_random = False
 
     def __init__(
         self,

@@ -10,9 +10,11 @@ dicts, the episode-tracker buffers); nothing here touches tensors.
 
 import copy
 import datetime
+import functools
+import operator
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
@@ -89,6 +91,8 @@ class MultiAgentCore(AgentCore):
         self.observation_spaces = {uid: observation_spaces[uid] for uid in self.possible_agents}
         self.action_spaces = {uid: action_spaces[uid] for uid in self.possible_agents}
         self.memory = None  # the trainer's shared-memory check looks for it
+        # the agents that stored a transition in this step's record_transition: post_interaction counts their rollouts
+        self._stored: List[str] = []
 
         # one learner per agent, configured with that agent's values of the per-agent keys
         per_agent = {key: self._as_dict(self.cfg[key]) for key in self.per_agent_keys if key in self.cfg}
@@ -187,6 +191,11 @@ class MultiAgentCore(AgentCore):
     def _sum_rewards(self, rewards: Mapping[str, Any]) -> Any:
         return sum(rewards[uid] for uid in self._present(rewards))
 
+    def _departure_columns(self, states: Any) -> tuple:
+        """``(rewards, terminated, truncated)`` for an agent the environment dropped from a step's outputs, shaped
+        ``(num_envs, 1)`` like ``states``' rows: no reward, terminated, not truncated (backend hook)."""
+        raise NotImplementedError
+
     def record_transition(
         self,
         states: Mapping[str, Any],
@@ -199,28 +208,34 @@ class MultiAgentCore(AgentCore):
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Track the episode of the summed rewards (ended by the first agent's flags), then, while training, store
-        each present agent's transition in its memory."""
-        first = next(iter(self._present(terminated)), None)
-        if first is not None and self._tracker is not None:
-            self._tracker.record(self._sum_rewards(rewards), terminated[first], truncated[first])
-        for uid in self._present(actions):
-            if uid not in rewards:
-                continue
+        """Track the episode of the summed rewards, then, while training, store each acting agent's transition in
+        its memory.
+
+        An episode (for the statistics) ends when every agent that acted is done: an agent leaving early does not
+        end it. Each agent's memory holds that agent's own transitions, in order: one that leaves the episode
+        early stores its last transition with its done flag, then nothing until the reset (it does not act), and
+        its learner counts only stored transitions (see :meth:`post_interaction`), so a rollout never holds rows of
+        another rollout. An agent that acted but that the environment left out of the step's outputs stores its
+        done transition once: no reward, ``terminated``, its observation as next state (never bootstrapped from).
+        """
+        acting = self._present(actions)
+        flags = [terminated[uid] | truncated[uid] for uid in acting if uid in terminated and uid in truncated]
+        if flags and self._tracker is not None:
+            episode_over = functools.reduce(operator.and_, flags)
+            self._tracker.record(self._sum_rewards(rewards), episode_over, episode_over)
+        self._stored = []
+        for uid in acting:
             agent_infos = infos.get(uid) if isinstance(infos, Mapping) else None
+            if uid in next_states and uid in rewards and uid in terminated and uid in truncated:
+                step = (rewards[uid], next_states[uid], terminated[uid], truncated[uid])
+            else:
+                departure_rewards, departure_terminated, departure_truncated = self._departure_columns(states[uid])
+                step = (departure_rewards, states[uid], departure_terminated, departure_truncated)
             self._store_agent_transition(
-                uid,
-                states[uid],
-                actions[uid],
-                rewards[uid],
-                next_states[uid],
-                terminated[uid],
-                truncated[uid],
-                agent_infos,
-                infos,
-                timestep,
+                uid, states[uid], actions[uid], step[0], step[1], step[2], step[3], agent_infos, infos, timestep,
                 timesteps,
-            )
+            )  # fmt: skip
+            self._stored.append(uid)
 
     def _store_agent_transition(self, uid: str, *args: Any) -> None:
         states, actions, rewards, next_states, terminated, truncated, agent_infos, _infos, timestep, timesteps = args
@@ -229,9 +244,12 @@ class MultiAgentCore(AgentCore):
         )
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, every learner updates when its rollout is full; then checkpoints and TensorBoard."""
-        for learner in self.learners.values():
+        """While training, each learner that stored a transition this step updates when its rollout is full (an
+        agent out of the episode collects nothing, so its rollout counter waits); then checkpoints and TensorBoard."""
+        for uid in self._stored:
+            learner = self.learners[uid]
             learner._update_when_due(learner.schedule, timestep, timesteps)
+        self._stored = []
         MultiAgentCore._write_when_due(self, timestep, timesteps)
 
     # -- writing and checkpoints ---------------------------------------------------------------------------------

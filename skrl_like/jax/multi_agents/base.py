@@ -1,9 +1,10 @@
 """The JAX ``MultiAgent`` base: the neutral per-agent bookkeeping plus the JAX ``Agent``'s array hooks."""
 
 import pickle
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Tuple
 
 import flax.serialization
+import jax.numpy as jnp
 
 from skrl_like.core.multi_agents.base import MultiAgentCore
 from skrl_like.jax.agents.base import Agent
@@ -20,6 +21,10 @@ class MultiAgent(MultiAgentCore, Agent):
     :param device: JAX device for the agents' computations (``None``: the default device).
     :param cfg: the algorithm's configuration; keys of its per-agent set may be ``{uid: value}`` dicts.
     """
+
+    def _departure_columns(self, states: Any) -> Tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+        column = (states.shape[0], 1)
+        return jnp.zeros(column, jnp.float32), jnp.ones(column, bool), jnp.zeros(column, bool)
 
     def _write_states(self, states: Any, file: BinaryIO) -> None:
         # {uid: {name: bytes}}: each module serialised as a single agent's checkpoint stores it

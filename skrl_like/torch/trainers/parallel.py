@@ -55,6 +55,7 @@ class ParallelTrainer(Trainer):
     """
 
     default_config = PARALLEL_TRAINER_DEFAULT_CONFIG
+    shares_replay_memories = False  # each agent process holds its own copy of its memory
 
     def __init__(
         self,

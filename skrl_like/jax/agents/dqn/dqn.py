@@ -107,6 +107,8 @@ class DQN(Agent):
         every value is checked against its documented type and range.
     """
 
+    samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+
     _default_config = DQN_DEFAULT_CONFIG
 
     def __init__(

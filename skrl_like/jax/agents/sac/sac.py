@@ -131,6 +131,8 @@ class SAC(Agent):
         value is checked against its documented type and range.
     """
 
+    samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+
     def __init__(
         self,
         models: Mapping[str, Any],
