@@ -85,11 +85,28 @@ TRAINERS: Dict[str, Tuple[str, str]] = {"sequentialtrainer": ("trainers", "Seque
 SECTIONS = ("seed", "models", "memory", "agent", "trainer", "motion_dataset", "reply_buffer", "env", "backend")
 
 
+MODEL_CLASSES = {
+    "gaussianmixin": "GaussianMixin",
+    "multivariategaussianmixin": "MultivariateGaussianMixin",
+    "deterministicmixin": "DeterministicMixin",
+    "categoricalmixin": "CategoricalMixin",
+    "multicategoricalmixin": "MultiCategoricalMixin",
+    "tabularmixin": "TabularMixin",
+}
+
+
+def _display_names(table: Mapping[str, Tuple[str, str]]) -> Dict[str, str]:
+    """How a name of ``table`` is written in a configuration (model entries name their mixin, not the function)."""
+    return {key: MODEL_CLASSES[key] if table is MODELS else attribute for key, (_, attribute) in table.items()}
+
+
 def _unknown(kind: str, name: Any, table: Mapping[str, Tuple[str, str]], where: str) -> RunnerConfigError:
-    known = sorted({attribute for _, attribute in table.values()})
+    names = _display_names(table)
     close = difflib.get_close_matches(component_key(name), list(table), n=1)
-    hint = f" Did you mean '{table[close[0]][1]}'?" if close else ""
-    return RunnerConfigError(f"Unknown {kind} {name!r} in {where}.{hint} Known: {', '.join(known)}")
+    hint = f" Did you mean '{names[close[0]]}'?" if close else ""
+    return RunnerConfigError(
+        f"Unknown {kind} {name!r} in {where}.{hint} Known: {', '.join(sorted(set(names.values())))}"
+    )
 
 
 def read_yaml(path: str) -> dict:
@@ -168,7 +185,7 @@ def check_config(cfg: Any) -> None:
 
 
 def _names(table: Mapping[str, Tuple[str, str]]) -> list:
-    return sorted({attribute for _, attribute in table.values()})
+    return sorted(set(_display_names(table).values()))
 
 
 def _check_resources(section: Mapping, where: str) -> None:
@@ -414,12 +431,16 @@ class RunnerCore:
                 agent_cfg["state_preprocessor_kwargs"].update(size=observation_space, device=device)
             if "value_preprocessor_kwargs" in agent_cfg:
                 agent_cfg["value_preprocessor_kwargs"].update(size=1, device=device)
+            # noises are built here from their *_kwargs, which the agent does not know (skrl's agents ignore them)
             exploration = agent_cfg.get("exploration")
-            if isinstance(exploration, dict) and exploration.get("noise") is not None:
-                exploration["noise"] = exploration["noise"](**exploration.get("noise_kwargs", {}), device=device)
+            if isinstance(exploration, dict):
+                noise_kwargs = exploration.pop("noise_kwargs", None) or {}
+                if exploration.get("noise") is not None:
+                    exploration["noise"] = exploration["noise"](**noise_kwargs, device=device)
+            smoothing_kwargs = agent_cfg.pop("smooth_regularization_noise_kwargs", None) or {}
             if agent_cfg.get("smooth_regularization_noise") is not None:
                 agent_cfg["smooth_regularization_noise"] = agent_cfg["smooth_regularization_noise"](
-                    **agent_cfg.get("smooth_regularization_noise_kwargs", {}), device=device
+                    **smoothing_kwargs, device=device
                 )
             kwargs = dict(
                 models=models["agent"],
