@@ -7,8 +7,8 @@ import importlib.util
 import textwrap
 
 import gymnasium
-import pytest
 import numpy as np
+import pytest
 
 from skrl_like.cli import _build, tuned_files
 from skrl_like.core.runner import AGENTS, RunnerConfigError, ScaledRewards, component_key, read_yaml
