@@ -130,3 +130,24 @@ def test_composite_observations_one_or_a_batch():
         agent.compute_action({"position": one["position"]})
     with pytest.raises(ValueError, match="different batch sizes"):
         agent.compute_action({"position": batch["position"], "mode": np.array([1, 2, 0])})
+
+
+def test_multi_agent_compute_action_per_agent():
+    pytest.importorskip("mpe2")
+    from skrl_like.cli import _build, read_yaml, resolve_config_path
+
+    cfg = read_yaml(resolve_config_path("ippo_simple_spread"))
+    cfg["agent"]["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
+    runner = _build(cfg, "torch")
+    agent, env = runner.agent, runner.trainer.env
+    observations = {uid: env.observation_space(uid).sample() for uid in agent.possible_agents[:2]}
+    actions = agent.compute_action(observations)
+    assert sorted(actions) == sorted(observations)
+    agent.set_running_mode("eval")
+    with torch.no_grad():
+        _, _, outputs = agent.act({uid: torch.from_numpy(o)[None] for uid, o in observations.items()}, 0, 1)
+    for uid, action in actions.items():
+        assert isinstance(action, np.integer) and action == outputs[uid]["mean_actions"].item()
+    with pytest.raises(ValueError, match=r"IPPO.compute_action takes a dict \{agent name: observation\}"):
+        agent.compute_action(observations[agent.possible_agents[0]])
+    env.close()
