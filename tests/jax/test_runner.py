@@ -7,6 +7,7 @@ import importlib.util
 import textwrap
 
 import gymnasium
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -141,15 +142,24 @@ def _has_jax_agent(path):
 
 
 @pytest.mark.parametrize("path", [p for p in tuned_files() if _has_jax_agent(p)], ids=lambda p: p.rsplit("/", 1)[-1])
-def test_every_tuned_file_builds(path):
+def test_every_tuned_file_builds_and_deploys(path):
+    """Each tuned file of a JAX algorithm builds its agent and trainer; a single agent's compute_action is the action
+    of the trainer's evaluation (act's ``mean_actions``)."""
     cfg = read_yaml(path)
     module, name = AGENTS[component_key(cfg["agent"]["class"])]
     cfg["agent"]["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
     runner = _build(cfg, "jax")
-    assert type(runner.agent).__name__ == name
-    assert isinstance(runner.agent, importlib.import_module(f"skrl_like.jax.{module}").__dict__[name])
+    agent, env = runner.agent, runner.trainer.env
+    assert isinstance(agent, getattr(importlib.import_module(f"skrl_like.jax.{module}"), name))
     assert runner.trainer.timesteps == cfg["trainer"]["timesteps"]
-    runner.trainer.env.close()
+    if not hasattr(env, "possible_agents"):
+        observations = np.stack([np.asarray(env.observation_space.sample(), dtype=np.float32) for _ in range(3)])
+        actions = agent.compute_action(observations)
+        agent.set_running_mode("eval")
+        outputs = agent.act(jnp.asarray(observations), timestep=0, timesteps=runner.trainer.timesteps)
+        expected = np.asarray((outputs[-1] or {}).get("mean_actions", outputs[0]))
+        np.testing.assert_allclose(actions, expected.reshape(actions.shape), rtol=1e-6, atol=1e-7)
+    env.close()
 
 
 def test_build_errors_name_the_entry():

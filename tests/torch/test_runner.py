@@ -5,6 +5,7 @@ import importlib
 import textwrap
 
 import gymnasium
+import numpy as np
 import pytest
 import torch
 
@@ -139,15 +140,28 @@ def test_the_runner_leaves_its_cfg_unchanged_and_replaces_nested_defaults():
 
 
 @pytest.mark.parametrize("path", tuned_files(), ids=lambda path: path.rsplit("/", 1)[-1])
-def test_every_tuned_file_builds(path):
+def test_every_tuned_file_builds_and_deploys(path):
+    """Each tuned file builds its agent and trainer; a single agent's compute_action is the action of the trainer's
+    evaluation (act's ``mean_actions``: greedy Q-values, noiseless actors, Gaussian means, modes, greedy tables)."""
     cfg = read_yaml(path)
     module, name = AGENTS[component_key(cfg["agent"]["class"])]
     cfg["agent"]["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
     runner = _build(cfg, "torch")
-    assert type(runner.agent).__name__ == name
-    assert isinstance(runner.agent, importlib.import_module(f"skrl_like.torch.{module}").__dict__[name])
+    agent, env = runner.agent, runner.trainer.env
+    assert isinstance(agent, getattr(importlib.import_module(f"skrl_like.torch.{module}"), name))
     assert runner.trainer.timesteps == cfg["trainer"]["timesteps"]
-    runner.trainer.env.close()
+    if not hasattr(env, "possible_agents"):
+        observations = np.stack([np.asarray(env.observation_space.sample()) for _ in range(3)])
+        actions = agent.compute_action(observations)
+        agent.set_running_mode("eval")
+        states = torch.as_tensor(observations).reshape(3, -1)
+        if isinstance(env.observation_space, gymnasium.spaces.Box):
+            states = states.float()
+        with torch.no_grad():
+            outputs = agent.act(states, timestep=0, timesteps=runner.trainer.timesteps)
+        expected = (outputs[-1] or {}).get("mean_actions", outputs[0]).numpy()
+        np.testing.assert_array_equal(actions, expected.reshape(actions.shape))
+    env.close()
 
 
 def test_build_errors_name_the_entry():
