@@ -229,6 +229,7 @@ class RunnerCore:
         # skrl's Runner: no rewards shaper unless rewards_shaper_scale (processed after this key) sets one
         self._cfg["agent"] = {"rewards_shaper": None, **self._cfg["agent"]}
         self._class_name = AGENTS[component_key(self._cfg["agent"]["class"])][1]
+        self._component(AGENTS, self._cfg["agent"]["class"], "agent", "agent.class")  # available in this backend?
         self._models = self._generate_models(env, copy.deepcopy(self._cfg))
         self._agent = self._generate_agent(env, copy.deepcopy(self._cfg), self._models)
         self._trainer = self._generate_trainer(env, copy.deepcopy(self._cfg), self._agent)
@@ -270,9 +271,15 @@ class RunnerCore:
         if key not in table:
             raise _unknown(kind, name, table, where)
         module, attribute = table[key]
-        found = getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), attribute, None)
+        try:
+            found = getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), attribute, None)
+        except ModuleNotFoundError as error:
+            if not str(error.name).startswith("skrl_like"):  # a missing dependency, e.g. flax
+                raise RunnerConfigError(f"The {self.backend} backend needs '{error.name}': install it") from error
+            found = None
         if found is None:
-            raise RunnerConfigError(f"{attribute} ({where}) is not available in the {self.backend} backend")
+            name = _display_names(table)[key]
+            raise RunnerConfigError(f"{name} ({where}) is not available in the {self.backend} backend")
         return found
 
     def _process_cfg(self, cfg: Mapping[str, Any], where: str) -> dict:

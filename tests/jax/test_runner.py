@@ -173,3 +173,11 @@ def test_build_errors_name_the_entry():
         Runner(env, {**cfg, "agent": {**cfg["agent"], "learning_rat": 0.1}})
     with pytest.raises(RunnerConfigError, match="IPPO is a multi-agent algorithm, but the env is single-agent"):
         Runner(env, {**cfg, "agent": {**cfg["agent"], "class": "IPPO"}})
+
+
+def test_a_torch_only_agent_fails_naming_the_backend():
+    cfg = read_yaml(next(path for path in tuned_files() if path.endswith("sarsa_taxi.yaml")))
+    cfg.pop("env")
+    env = wrap_env(gymnasium.make("Taxi-v4"), verbose=False)
+    with pytest.raises(RunnerConfigError, match=r"^SARSA \(agent.class\) is not available in the jax backend$"):
+        Runner(env, cfg)
