@@ -248,8 +248,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = train_config(args)
     runner = _build(cfg, cfg["backend"])
     agent, trainer = runner.agent, runner.trainer
-    run_dir = agent.experiment_dir
+    run_dir = os.path.abspath(agent.experiment_dir)
     os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
+    # the run directory by name, so that a configuration read back from it (eval, resume) writes there again
+    cfg["agent"]["experiment"].update(directory=os.path.dirname(run_dir), experiment_name=os.path.basename(run_dir))
     with open(os.path.join(run_dir, CONFIG_FILE), "w") as file:
         yaml.safe_dump(cfg, file, sort_keys=False)
     try:
@@ -260,7 +262,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     last = os.path.join(run_dir, "checkpoints", f"agent_{trainer.timesteps}{_checkpoint_extension(cfg['backend'])}")
     if not os.path.isfile(last):
         agent.write_checkpoint(trainer.timesteps, trainer.timesteps)
-    print(os.path.abspath(run_dir))
+    print(run_dir)
     return 0
 
 

@@ -36,6 +36,8 @@ def test_train_eval_plot(tmp_path, capsys):
         config["backend"] == "torch" and config["seed"] == 3 and config["env"] == {"id": "CartPole-v1", "num_envs": 2}
     )
     assert config["agent"]["rollouts"] == 16 and config["trainer"]["timesteps"] == 64
+    experiment = config["agent"]["experiment"]
+    assert os.path.join(experiment["directory"], experiment["experiment_name"]) == run_dir
     assert os.path.isfile(os.path.join(run_dir, "checkpoints", "agent_64.pt"))
 
     evaluation = run_cli("eval", run_dir, "--episodes", "3", "--seed", "0", cwd=tmp_path)
