@@ -15,7 +15,6 @@ from skrl_like.cli import _build, tuned_files
 from skrl_like.core.runner import AGENTS, RunnerConfigError, ScaledRewards, component_key, read_yaml
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.resources.noises import OrnsteinUhlenbeckNoise
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR
 from skrl_like.jax.utils.runner import Runner
@@ -121,19 +120,6 @@ def test_skrl_published_layout_builds(tmp_path):
     assert runner.trainer.timesteps == 32
     with pytest.raises(ValueError, match="Unknown running mode 'test'"):
         runner.run("test")
-
-
-def test_the_runner_leaves_its_cfg_unchanged_and_replaces_nested_defaults():
-    cfg = read_yaml(next(path for path in tuned_files() if path.endswith("ddpg_pendulum.yaml")))
-    snapshot = repr(cfg)
-    cfg.pop("env")
-    cfg["agent"]["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
-    cfg["trainer"]["close_environment_at_exit"] = False
-    runner = Runner(pendulum(1), cfg)
-    noise = runner.agent.cfg["exploration"]["noise"]
-    assert isinstance(noise, OrnsteinUhlenbeckNoise) and noise.theta == 0.15 and noise.sigma == 0.1
-    assert isinstance(cfg["agent"]["exploration"]["noise"], str)  # the caller's dict is untouched
-    assert "noise_kwargs" in snapshot
 
 
 def _has_jax_agent(path):
