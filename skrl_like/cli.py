@@ -214,9 +214,13 @@ def _build(cfg: dict, backend: str, render: bool = False, num_envs: Optional[int
 def train_config(args: argparse.Namespace) -> dict:
     """The configuration ``train`` runs: the file (or the agent's tuned file), then the flags over it."""
     if args.file:
-        if args.agent or args.env:
-            raise CommandLineError("give either -f FILE or --agent/--env, not both (override keys with --config)")
+        if args.agent:
+            raise CommandLineError("give either -f FILE or --agent, not both (the file names its agent.class)")
         cfg = read_yaml(resolve_config_path(args.file))
+        if args.env:  # e.g. one of skrl's published files, which have no env section
+            env_cfg = cfg.get("env") if isinstance(cfg.get("env"), Mapping) else {}
+            same = env_cfg.get("id") == args.env
+            cfg["env"] = {**(env_cfg if same else {}), "id": args.env, "num_envs": env_cfg.get("num_envs", 1)}
         if args.backend is None:
             args.backend = cfg.get("backend", "torch")
     else:

@@ -92,6 +92,18 @@ def test_request_errors_are_one_line_and_exit_2(tmp_path, capsys):
         capsys, "train", "--agent", "DQN", "--env", "Pendulum-v1"
     )
     assert "train needs -f FILE, or --agent NAME and --env ID" in one_error_line(capsys, "train", "--agent", "PPO")
+    assert "give either -f FILE or --agent, not both" in one_error_line(
+        capsys, "train", "-f", "sac_pendulum", "--agent", "SAC"
+    )
+    no_env = tmp_path / "skrl_layout.yaml"  # skrl's files have no env section
+    no_env.write_text(
+        yaml.safe_dump(
+            {k: v for k, v in yaml.safe_load(open(cli.resolve_config_path("ppo_cartpole"))).items() if k != "env"}
+        )
+    )
+    assert "The configuration has no env section: add e.g. env: {id: CartPole-v1, num_envs: 8} (or pass --env)" in (
+        one_error_line(capsys, "train", "-f", str(no_env))
+    )
     unknown_key = one_error_line(
         capsys, "train", "-f", "ppo_cartpole", "--config", '{"learning_rat": 0.1}', "--experiment-dir", str(tmp_path)
     )
