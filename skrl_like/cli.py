@@ -23,6 +23,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import yaml
 
 from skrl_like import logger
+from skrl_like.core.checkpoints import find_checkpoint
+from skrl_like.core.results import RESULTS_FILE
 from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, component_key, read_yaml
 
 TUNED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuned")
@@ -47,6 +49,17 @@ TUNED_FOR_AGENT: Dict[str, Dict[str, str]] = {
     "mappo": {"multi": "mappo_simple_spread.yaml"},
 }
 ENV_KEYS = ("id", "num_envs", "kwargs", "pettingzoo")
+# train flags that --resume refuses (the run's configuration holds them): flag -> argparse destination
+RESUME_EXCLUSIVE = {
+    "-f": "file",
+    "--agent": "agent",
+    "--env": "env",
+    "--backend": "backend",
+    "--config": "config",
+    "--seed": "seed",
+    "--num-envs": "num_envs",
+    "--experiment-dir": "experiment_dir",
+}
 
 
 class CommandLineError(Exception):
@@ -248,10 +261,44 @@ def train_config(args: argparse.Namespace) -> dict:
     return cfg
 
 
+def resume_config(args: argparse.Namespace) -> tuple:
+    """``train --resume RUN_DIR``: the run's own configuration (only ``--timesteps`` may change it) and the path of
+    its last full-state checkpoint."""
+    given = [flag for flag, value in RESUME_EXCLUSIVE.items() if getattr(args, value) is not None]
+    if given:
+        raise CommandLineError(
+            f"--resume continues a run as it was configured; {', '.join(given)} cannot change it (only --timesteps)"
+        )
+    if not os.path.isdir(args.resume):
+        raise CommandLineError(f"--resume needs a run directory written by skrl_like train, got '{args.resume}'")
+    run_dir = os.path.abspath(args.resume)
+    cfg = read_run_config(run_dir)
+    try:
+        checkpoint = find_checkpoint(run_dir, "last")
+    except FileNotFoundError as error:
+        raise CommandLineError(str(error)) from error
+    # the run directory where it is now (it may have moved since)
+    cfg["agent"]["experiment"].update(directory=os.path.dirname(run_dir), experiment_name=os.path.basename(run_dir))
+    if args.timesteps is not None:
+        cfg.setdefault("trainer", {})["timesteps"] = args.timesteps
+    return cfg, checkpoint
+
+
 def cmd_train(args: argparse.Namespace) -> int:
-    cfg = train_config(args)
+    cfg, checkpoint = resume_config(args) if args.resume else (train_config(args), None)
     runner = _build(cfg, cfg["backend"])
     agent, trainer = runner.agent, runner.trainer
+    if checkpoint is not None:
+        try:
+            trainer.restore(checkpoint)
+        except (ValueError, FileNotFoundError) as error:
+            raise CommandLineError(str(error)) from error
+        if trainer.initial_timestep >= trainer.timesteps:
+            trainer.env.close()
+            raise CommandLineError(
+                f"The run already reached timestep {trainer.initial_timestep} of {trainer.timesteps}: give a larger "
+                "total with --timesteps"
+            )
     run_dir = os.path.abspath(agent.experiment_dir)
     os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
     # the run directory by name, so that a configuration read back from it (eval, resume) writes there again
@@ -344,9 +391,17 @@ RETURN_TAG = "Reward / Total reward (mean)"
 
 
 def run_scalars(run_dir: str) -> Dict[str, List[List[float]]]:
-    """``{tag: [[timestep, value], ...]}`` of every scalar the run wrote to TensorBoard."""
-    from skrl_like.utils.postprocessing import read_tensorboard_scalars
+    """``{tag: [[timestep, value], ...]}`` of every scalar of the run: its ``results.jsonl`` rows, or (a run without
+    one, e.g. written by skrl) its TensorBoard events."""
+    from skrl_like.utils.postprocessing import load_run, read_tensorboard_scalars
 
+    if os.path.isfile(os.path.join(run_dir, RESULTS_FILE)):
+        rows = load_run(run_dir).rows
+        return {
+            tag: [[row["timestep"], row[tag]] for row in rows if row.get(tag) is not None]
+            for tag in {tag for row in rows for tag in row}
+            if tag not in ("timestep", "env_steps", "wall_time", "env_steps_per_second")
+        }
     scalars: Dict[str, List[List[float]]] = {}
     for path in sorted(glob.glob(os.path.join(run_dir, "events.out.tfevents.*"))):
         for tag, rows in read_tensorboard_scalars(path).items():
@@ -368,7 +423,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise CommandLineError(f"No run directory '{run_dir}'")
         scalars = run_scalars(run_dir)
         if not scalars:
-            raise CommandLineError(f"'{run_dir}' has no TensorBoard scalars (was write_interval 0?)")
+            raise CommandLineError(f"'{run_dir}' has no results.jsonl rows or TensorBoard scalars (write_interval 0?)")
         config_path = os.path.join(run_dir, CONFIG_FILE)
         num_envs = (read_yaml(config_path).get("env") or {}).get("num_envs", 1) if os.path.isfile(config_path) else 1
         runs.append((os.path.basename(os.path.normpath(run_dir)), int(num_envs), scalars))
@@ -403,11 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log the library's info messages")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,plot}")
 
-    train = commands.add_parser("train", help="train an agent; prints the run directory at the end")
+    train = commands.add_parser("train", help="train (or resume) an agent; prints the run directory at the end")
     train.add_argument("-f", "--file", help="a YAML configuration, or a tuned one by name (tuned/ppo_cartpole.yaml)")
     train.add_argument("--agent", help="algorithm name (PPO, SAC, DQN...), with --env: its tuned configuration")
     train.add_argument("--env", help="gymnasium env id (CartPole-v1, Pendulum-v1...)")
     train.add_argument("--backend", choices=BACKENDS, help="torch (default) or jax")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last full-state checkpoint")
     train.add_argument("--timesteps", type=int, help="trainer timesteps (loop steps; env steps = timesteps x num_envs)")
     train.add_argument("--config", help='JSON object of overrides: agent keys, or sections {"trainer": {...}}')
     train.add_argument("--seed", type=int, help="the run's seed")

@@ -1,4 +1,5 @@
-"""Read runs back: skrl's memory-file and TensorBoard-file iterators (``MemoryFileIterator``,
+"""Read runs back: a run directory's ``results.jsonl`` and ``params.json`` (``load_run``, from
+:mod:`skrl_like.core.results`), and skrl's memory-file and TensorBoard-file iterators (``MemoryFileIterator``,
 ``TensorboardFileIterator``).
 
 TensorBoard event files are read with the ``tensorboard`` package that skrl_like already needs to write them
@@ -14,6 +15,7 @@ from typing import Any, Dict, List, Sequence, Tuple, Union
 import numpy as np
 
 from skrl_like import logger
+from skrl_like.core.results import RunResults, load_run, read_params, read_results
 
 
 class MemoryFileIterator:
@@ -126,4 +128,12 @@ class TensorboardFileIterator:
         return name, {tag: scalars[tag] for tag in self.tags if tag in scalars}
 
 
-__all__ = ["MemoryFileIterator", "TensorboardFileIterator", "read_tensorboard_scalars"]
+__all__ = [
+    "MemoryFileIterator",
+    "TensorboardFileIterator",
+    "read_tensorboard_scalars",
+    "load_run",
+    "RunResults",
+    "read_results",
+    "read_params",
+]

@@ -110,7 +110,7 @@ def test_request_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert "Unknown key 'learning_rat' in PPO cfg. Did you mean 'learning_rate'?" in unknown_key
     assert "has no config.yaml" in one_error_line(capsys, "eval", str(tmp_path))
     assert "No run directory or checkpoint" in one_error_line(capsys, "eval", str(tmp_path / "missing"))
-    assert "has no TensorBoard scalars" in one_error_line(capsys, "plot", str(tmp_path))
+    assert "has no results.jsonl rows or TensorBoard scalars" in one_error_line(capsys, "plot", str(tmp_path))
 
 
 def test_tuned_files_resolve_by_name_and_every_agent_has_one():
@@ -124,3 +124,40 @@ def test_tuned_files_resolve_by_name_and_every_agent_has_one():
         assert "id" in cfg["env"] or "pettingzoo" in cfg["env"]
         key = cli.component_key(cfg["agent"]["class"])
         assert os.path.basename(path) in cli.TUNED_FOR_AGENT[key].values()
+
+
+def test_resume_continues_bit_identically(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    overrides = '{"rollouts": 16, "mini_batches": 2, "experiment": {"write_interval": 8, "checkpoint_interval": 16}}'
+    common = ["--agent", "PPO", "--env", "CartPole-v1", "--num-envs", "2", "--seed", "3", "--config", overrides]
+    runs = {}
+    for name, timesteps in (("full", "64"), ("part", "32")):
+        assert cli.main(["train", *common, "--timesteps", timesteps, "--experiment-dir", str(tmp_path / name)]) == 0
+        runs[name] = capsys.readouterr().out.strip().splitlines()[-1]
+    resumed = run_cli("train", "--resume", runs["part"], "--timesteps", "64", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip().splitlines()[-1] == runs["part"]  # the same run directory
+    assert yaml.safe_load(open(os.path.join(runs["part"], "config.yaml")))["trainer"]["timesteps"] == 64
+    full, part = (torch.load(os.path.join(runs[n], "checkpoints", "agent_64.pt"), weights_only=False) for n in runs)
+    for module in ("policy", "value", "optimizer"):
+        assert repr(full[module]) == repr(part[module])  # every tensor and optimizer step, bit for bit
+    rows = {
+        name: [line.split('"wall_time"')[0] for line in open(os.path.join(run, "results.jsonl"))]
+        for name, run in runs.items()
+    }
+    assert rows["full"] == rows["part"] and len(rows["full"]) == 8
+
+    assert "reached timestep 64 of 64: give a larger total" in one_error_line(capsys, "train", "--resume", runs["part"])
+    assert "--seed cannot change it (only --timesteps)" in one_error_line(
+        capsys, "train", "--resume", runs["part"], "--seed", "1"
+    )
+    assert "holds no full-state checkpoint" in one_error_line(
+        capsys, "train", "--resume", str(_run_without_checkpoints(tmp_path)), "--timesteps", "9"
+    )
+
+
+def _run_without_checkpoints(tmp_path):
+    run = tmp_path / "empty_run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text(yaml.safe_dump({"agent": {"class": "PPO", "experiment": {}}, "models": {}}))
+    return run
