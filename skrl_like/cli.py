@@ -361,7 +361,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run_dir, checkpoint = run_of(args.path)
     cfg = copy.deepcopy(read_run_config(run_dir))
     backend = cfg.get("backend", "torch")
-    checkpoint = checkpoint or find_agent_checkpoint(run_dir, _checkpoint_extension(backend))
+    extension = _checkpoint_extension(backend)
+    if checkpoint is not None and checkpoint.endswith(".ckpt"):  # a full-state run checkpoint: its agent file
+        name = os.path.basename(checkpoint)[: -len(".ckpt")]
+        agent_name = "best_agent" if name == "run_best" else name.replace("run_", "agent_", 1)
+        checkpoint = os.path.join(os.path.dirname(checkpoint), agent_name + extension)
+        if not os.path.isfile(checkpoint):
+            raise CommandLineError(f"No agent checkpoint {os.path.basename(checkpoint)} beside the run checkpoint")
+    checkpoint = checkpoint or find_agent_checkpoint(run_dir, extension)
     if args.seed is not None:
         cfg["seed"] = args.seed
     # nothing written: no TensorBoard events, no checkpoints

@@ -147,6 +147,10 @@ def test_resume_continues_bit_identically(tmp_path, capsys):
     }
     assert rows["full"] == rows["part"] and len(rows["full"]) == 8
 
+    # a run checkpoint given to eval plays the agent checkpoint of the same timestep
+    assert cli.main(["eval", os.path.join(runs["part"], "checkpoints", "run_64.ckpt"), "--episodes", "2"]) == 0
+    assert "2 episodes, exploration off (agent_64.pt)" in capsys.readouterr().out
+
     assert "reached timestep 64 of 64: give a larger total" in one_error_line(capsys, "train", "--resume", runs["part"])
     assert "--seed cannot change it (only --timesteps)" in one_error_line(
         capsys, "train", "--resume", runs["part"], "--seed", "1"
