@@ -5,6 +5,7 @@ device parsing, placing models, reading/writing module states, and the episode-t
 """
 
 import collections
+import contextlib
 import datetime
 import os
 import time
@@ -15,6 +16,7 @@ import numpy as np
 
 from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
+from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import stored_next_states
 from skrl_like.core.io import atomic_write
 from skrl_like.core.memory_index import MemoryBase
@@ -25,6 +27,8 @@ from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.tracking import EpisodeTracker
 
 _WORST_REWARD = -(2**31)
+# the timestep compute_action acts at: past every warm-up (random_timesteps) and exploration decay, inside int32
+_DEPLOYMENT_TIMESTEP = 2**30
 
 # attributes a resume does not take from the checkpoint: derived from the trainer's configuration (the intervals),
 # set by the loop (the running mode, the results clock) or naming where this process writes
@@ -109,6 +113,7 @@ class AgentCore:
         self.environments_per_timestep = 1
         self._results_clock: Optional[Tuple[int, float]] = None  # (timestep, time) of the last row or the run start
         self.checkpoint_memory: Union[str, bool] = experiment.get("checkpoint_memory", "auto")
+        self._initialized = False  # init() ran (a trainer calls it; compute_action calls it when no trainer did)
 
         directory = experiment.get("directory", "") or os.path.join(os.getcwd(), "runs")
         name = experiment.get("experiment_name", "") or "{}_{}".format(
@@ -159,6 +164,18 @@ class AgentCore:
         raise NotImplementedError
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
+        raise NotImplementedError
+
+    def _observations_to_backend(self, space: gymnasium.Space, observations: Any) -> Any:
+        """A batch of observations of ``space`` (NumPy values) as the flat ``(batch, size)`` array or tensor the
+        agent acts on, laid out as the backend's env wrappers lay it out."""
+        raise NotImplementedError
+
+    def _inference(self) -> Any:
+        """The context ``compute_action`` acts in (torch: ``no_grad``)."""
+        return contextlib.nullcontext()
+
+    def _actions_to_numpy(self, actions: Any) -> np.ndarray:
         raise NotImplementedError
 
     # -- validation helpers used by algorithms -----------------------------------------------------------------
@@ -357,6 +374,7 @@ class AgentCore:
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Resolve ``"auto"`` intervals from ``trainer_cfg["timesteps"]`` and create the writer and folders."""
         trainer_cfg = trainer_cfg or {}
+        self._initialized = True
         if self._is_distributed_worker():
             self.write_interval = 0
             self.checkpoint_interval = 0
@@ -745,6 +763,37 @@ class AgentCore:
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Any:
         raise NotImplementedError
+
+    def compute_action(self, observation: Any, explore: bool = False) -> Any:
+        """The action for one observation or a batch, for deployment: NumPy in, NumPy out, no trainer, no env wrapper.
+
+        The agent's state preprocessor is applied (with its statistics frozen), as in training. ``explore=False``
+        gives the deterministic action a trainer's evaluation plays (``outputs["mean_actions"]``: the Gaussian mean,
+        the categorical mode, the greedy Q-value action, the actor's action without noise); ``explore=True`` the
+        action the agent samples when training ends (final exploration noise or epsilon, never warm-up random
+        actions). Nothing is stored or learned. A JAX agent that samples draws from its own key stream.
+
+        :param observation: one observation shaped like the observation space (a dict/tuple for composite spaces),
+            or a batch of them with a leading batch axis.
+        :param explore: sample (``True``) instead of the deterministic action.
+        :return: one action (a NumPy integer for ``Discrete``), or ``(batch, ...)`` actions: ``Box`` actions shaped
+            ``(batch, *shape)``, ``Discrete`` ones ``(batch,)``, as a gymnasium (vector) env takes them.
+        :raises ValueError: the observation is neither one observation of the space nor a batch of them.
+        """
+        if not self._initialized:  # e.g. an agent built and loaded for deployment: its act functions are made here
+            self.init()
+        space = observation_space_of(self.observation_space)
+        batch_size = batch_size_of(space, observation, f"{type(self).__name__}.compute_action")
+        states = self._observations_to_backend(space, as_numpy(space, observation))
+        training = self.training
+        self.training = False  # the eval running mode, without the checks of set_running_mode
+        try:
+            with self._inference():
+                outputs = self.act(states, timestep=_DEPLOYMENT_TIMESTEP, timesteps=_DEPLOYMENT_TIMESTEP)
+        finally:
+            self.training = training
+        actions = outputs[0] if explore else (outputs[-1] or {}).get("mean_actions", outputs[0])
+        return actions_for_env(self.action_space, self._actions_to_numpy(actions), single=batch_size is None)
 
     def record_transition(
         self,

@@ -188,6 +188,16 @@ class MultiAgentCore(AgentCore):
             actions[uid], log_prob[uid], outputs[uid] = self.learners[uid].act(states[uid], timestep, timesteps)
         return actions, log_prob, outputs
 
+    def compute_action(self, observation: Mapping[str, Any], explore: bool = False) -> Dict[str, Any]:
+        """Deployment: ``{uid: observation}`` (one or a batch each) in, ``{uid: action}`` out, for the agents given;
+        each agent's learner computes its own (see :meth:`AgentCore.compute_action`)."""
+        if not isinstance(observation, Mapping):
+            raise ValueError(
+                f"{self.algorithm}.compute_action takes a dict {{agent name: observation}} for some of "
+                f"{self.possible_agents}, got {type(observation).__name__}"
+            )
+        return {uid: self.learners[uid].compute_action(observation[uid], explore) for uid in self._present(observation)}
+
     def _sum_rewards(self, rewards: Mapping[str, Any]) -> Any:
         return sum(rewards[uid] for uid in self._present(rewards))
 

@@ -22,13 +22,16 @@ import pickle
 from typing import Any, BinaryIO
 
 import flax.serialization
+import gymnasium
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
 from skrl_like.jax import models
 from skrl_like.jax.agents.tracking import EpisodeTracker
+from skrl_like.jax.envs.wrappers.base import flat_observations
 from skrl_like.jax.models.base import restore_tree
 
 
@@ -114,6 +117,14 @@ class Agent(AgentCore):
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         return EpisodeTracker(capacity)
+
+    def _observations_to_backend(self, space: gymnasium.Space, observations: Any) -> Any:
+        flat = flat_observations(space, observations)  # the layout and dtypes of the JAX env wrappers
+        return jax.device_put(flat, self.device) if self._jax else flat
+
+    def _actions_to_numpy(self, actions: Any) -> np.ndarray:
+        array = np.asarray(jax.device_get(actions))
+        return array.astype(np.float32) if array.dtype == jnp.bfloat16 else array
 
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0

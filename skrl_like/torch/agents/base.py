@@ -4,12 +4,15 @@ import contextlib
 import copy
 from typing import Any, BinaryIO
 
+import gymnasium
+import numpy as np
 import torch
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
 from skrl_like.torch import models
 from skrl_like.torch.agents.tracking import EpisodeTracker
+from skrl_like.torch.utils.spaces import flatten_tensorized_space, tensorize_space
 
 
 class Agent(AgentCore):
@@ -106,6 +109,17 @@ class Agent(AgentCore):
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         return EpisodeTracker(capacity)
+
+    def _observations_to_backend(self, space: gymnasium.Space, observations: Any) -> torch.Tensor:
+        return flatten_tensorized_space(tensorize_space(space, observations, device=self.device))
+
+    def _inference(self) -> Any:
+        return torch.no_grad()
+
+    def _actions_to_numpy(self, actions: torch.Tensor) -> np.ndarray:
+        if actions.dtype == torch.bfloat16:  # NumPy has no bfloat16
+            actions = actions.float()
+        return actions.detach().cpu().numpy()
 
     def _is_distributed_worker(self) -> bool:
         return config.torch.is_distributed and config.torch.rank != 0

@@ -9,6 +9,7 @@ from skrl_like.torch.utils.model_instantiators._instantiators import (
     shared_model,
 )
 from skrl_like.torch.utils.model_instantiators.common import Shape
+from skrl_like.torch.utils.model_instantiators.tabular import tabular_model
 
 __all__ = [
     "categorical_model",
@@ -17,5 +18,6 @@ __all__ = [
     "multicategorical_model",
     "multivariate_gaussian_model",
     "shared_model",
+    "tabular_model",
     "Shape",
 ]

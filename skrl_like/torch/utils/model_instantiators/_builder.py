@@ -45,8 +45,9 @@ class InstantiatedModel(Model):
     """A model whose containers, outputs and mixins come from a parsed definition.
 
     With ``single_forward_pass`` (shared models) the first role's call caches the trunk outputs and the second
-    role's next call consumes them (agents call the policy then the value on the same states), so the trunk runs
-    once per pair.
+    role's next call consumes them when it gets the same states tensor (agents call the policy then the value on
+    the same states), so the trunk runs once per pair; on other states (PPO's values of the rollout and its last
+    states, after the policy's log-probabilities of the rollout alone) the trunk runs again.
 
     :param observation_space: observation space.
     :param action_space: action space.
@@ -86,7 +87,8 @@ class InstantiatedModel(Model):
         self._definition = definition
         self._heads = heads
         self._first_role = definition.roles[0].role
-        self._shared_output: dict | None = None  # trunk outputs cached by the first role (skrl omits this)
+        # (states, trunk outputs) cached by the first role (skrl omits this)
+        self._shared_output: tuple | None = None
         self.to(self.device)
 
     def _run_trunk(self, inputs: Mapping[str, Any]) -> tuple[dict, Any]:
@@ -116,10 +118,11 @@ class InstantiatedModel(Model):
         if not self._definition.single_forward_pass or len(self._heads) == 1:
             trunk = self._run_trunk(inputs)
         elif definition.role == self._first_role:
-            trunk = self._shared_output = self._run_trunk(inputs)
-        else:  # the cache is empty after e.g. a value-only call: recompute
-            trunk = self._shared_output or self._run_trunk(inputs)
-            self._shared_output = None
+            trunk = self._run_trunk(inputs)
+            self._shared_output = (inputs.get("states"), trunk)
+        else:  # only the trunk of these very states: an agent may call the value alone, or on other states
+            cached, self._shared_output = self._shared_output, None
+            trunk = cached[1] if cached is not None and cached[0] is inputs.get("states") else self._run_trunk(inputs)
         values, last = trunk
         if has_layer:
             last = getattr(self, f"{definition.role}_layer")(last)
@@ -238,10 +241,11 @@ def describe(class_name: str, definition: SharedModelDefinition, embedded_output
         if len(roles) > 1:
             lines.append(f'        {"if" if index == 0 else "elif"} role == "{role.role}":')
             if definition.single_forward_pass and index == 0:
-                body.append(f"self._shared_output = {last}")
+                body.append(f'self._shared_output = (inputs.get("states"), {last})')
             elif definition.single_forward_pass:
-                body = ["if self._shared_output is None:", *(f"    {line}" for line in trunk)]
-                body += ["else:", f"    {last} = self._shared_output", "self._shared_output = None"]
+                cached = 'self._shared_output is not None and self._shared_output[0] is inputs.get("states")'
+                body = [f"if {cached}:", f"    {last} = self._shared_output[1]", "else:"]
+                body += [*(f"    {line}" for line in trunk), "self._shared_output = None"]
         result = last
         if not embedded_output and role.output.token is not None:
             body.append(f"output = self.{role.role}_layer({last})")

@@ -1,0 +1,514 @@
+"""The YAML ``Runner``, written once for both backends: skrl-format configuration in, models, memories, agent and
+trainer out.
+
+Every name in the file (``class: PPO``, ``state_preprocessor: RunningStandardScaler``, ``noise: GaussianNoise``...)
+is looked up in the tables below and imported from the runner's backend (``skrl_like.<backend>.<module>``); no string
+is evaluated (skrl 1.4 ``eval``\\ s the preprocessor, scheduler and noise values), and the networks are built by the
+model instantiators, which parse their definitions. A backend's ``Runner`` only names its backend and what differs
+there (torch builds ``models: {separate: False}`` as one shared model, JAX has none).
+
+Besides skrl's sections the file may hold ``env`` and ``backend``: the command line (``skrl_like train -f``) reads
+them, the ``Runner`` (which is given a wrapped env) ignores them.
+"""
+
+import copy
+import difflib
+import importlib
+from collections.abc import Mapping
+from typing import Any, Dict, Optional, Tuple
+
+import yaml
+
+from skrl_like import logger
+from skrl_like.utils import set_seed
+
+
+class RunnerConfigError(ValueError):
+    """A Runner configuration that cannot be built; the message is one line that names the entry and the fix."""
+
+
+def component_key(name: str) -> str:
+    """The lookup key of a component name: case, ``-`` and ``_`` do not matter (``Q-learning`` -> ``qlearning``)."""
+    return str(name).lower().replace("-", "").replace("_", "")
+
+
+# name -> (module under skrl_like.<backend>, attribute); the default config is "<attribute>_DEFAULT_CONFIG"
+AGENTS: Dict[str, Tuple[str, str]] = {
+    "a2c": ("agents.a2c", "A2C"),
+    "amp": ("agents.amp", "AMP"),
+    "cem": ("agents.cem", "CEM"),
+    "ddpg": ("agents.ddpg", "DDPG"),
+    "ddqn": ("agents.dqn", "DDQN"),
+    "dqn": ("agents.dqn", "DQN"),
+    "ppo": ("agents.ppo", "PPO"),
+    "rpo": ("agents.rpo", "RPO"),
+    "sac": ("agents.sac", "SAC"),
+    "td3": ("agents.td3", "TD3"),
+    "trpo": ("agents.trpo", "TRPO"),
+    "qlearning": ("agents.q_learning", "Q_LEARNING"),
+    "sarsa": ("agents.sarsa", "SARSA"),
+    "ippo": ("multi_agents.ippo", "IPPO"),
+    "mappo": ("multi_agents.mappo", "MAPPO"),
+}
+MULTI_AGENT = {"ippo", "mappo"}
+
+# models.<role>.class -> the model instantiator that builds it
+MODELS: Dict[str, Tuple[str, str]] = {
+    "gaussianmixin": ("utils.model_instantiators", "gaussian_model"),
+    "multivariategaussianmixin": ("utils.model_instantiators", "multivariate_gaussian_model"),
+    "deterministicmixin": ("utils.model_instantiators", "deterministic_model"),
+    "categoricalmixin": ("utils.model_instantiators", "categorical_model"),
+    "multicategoricalmixin": ("utils.model_instantiators", "multicategorical_model"),
+    "tabularmixin": ("utils.model_instantiators", "tabular_model"),
+}
+
+# the values of these agent keys name a class (skrl evaluates them as Python expressions)
+RESOURCE_KEYS = (
+    "learning_rate_scheduler",
+    "state_preprocessor",
+    "shared_state_preprocessor",
+    "value_preprocessor",
+    "amp_state_preprocessor",
+    "noise",
+    "smooth_regularization_noise",
+)
+RESOURCES: Dict[str, Tuple[str, str]] = {
+    "runningstandardscaler": ("resources.preprocessors", "RunningStandardScaler"),
+    "kladaptivelr": ("resources.schedulers", "KLAdaptiveLR"),
+    "kladaptiverl": ("resources.schedulers", "KLAdaptiveLR"),  # skrl's old misspelling
+    "gaussiannoise": ("resources.noises", "GaussianNoise"),
+    "ornsteinuhlenbecknoise": ("resources.noises", "OrnsteinUhlenbeckNoise"),
+}
+MEMORIES: Dict[str, Tuple[str, str]] = {"randommemory": ("memories", "RandomMemory")}
+TRAINERS: Dict[str, Tuple[str, str]] = {"sequentialtrainer": ("trainers", "SequentialTrainer")}
+
+SECTIONS = ("seed", "models", "memory", "agent", "trainer", "motion_dataset", "reply_buffer", "env", "backend")
+
+
+MODEL_CLASSES = {
+    "gaussianmixin": "GaussianMixin",
+    "multivariategaussianmixin": "MultivariateGaussianMixin",
+    "deterministicmixin": "DeterministicMixin",
+    "categoricalmixin": "CategoricalMixin",
+    "multicategoricalmixin": "MultiCategoricalMixin",
+    "tabularmixin": "TabularMixin",
+}
+
+
+def _display_names(table: Mapping[str, Tuple[str, str]]) -> Dict[str, str]:
+    """How a name of ``table`` is written in a configuration (model entries name their mixin, not the function)."""
+    return {key: MODEL_CLASSES[key] if table is MODELS else attribute for key, (_, attribute) in table.items()}
+
+
+def _unknown(kind: str, name: Any, table: Mapping[str, Tuple[str, str]], where: str) -> RunnerConfigError:
+    names = _display_names(table)
+    close = difflib.get_close_matches(component_key(name), list(table), n=1)
+    hint = f" Did you mean '{names[close[0]]}'?" if close else ""
+    return RunnerConfigError(
+        f"Unknown {kind} {name!r} in {where}.{hint} Known: {', '.join(sorted(set(names.values())))}"
+    )
+
+
+def read_yaml(path: str) -> dict:
+    """The configuration dict in the YAML file ``path`` (``yaml.safe_load``: plain data only, no Python objects).
+
+    :raises RunnerConfigError: the file is missing, is not valid YAML, or does not hold a mapping.
+    """
+    try:
+        with open(path) as file:
+            cfg = yaml.safe_load(file)
+    except OSError as error:
+        raise RunnerConfigError(f"Cannot read the configuration file '{path}': {error.strerror}") from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise RunnerConfigError(f"'{path}' is not valid YAML{where}: {problem}") from error
+    if not isinstance(cfg, dict):
+        raise RunnerConfigError(
+            f"'{path}' holds a {type(cfg).__name__}, not a mapping with sections models, memory, agent, trainer"
+        )
+    return cfg
+
+
+def check_config(cfg: Any) -> None:
+    """Check a configuration's layout before anything is built: the sections, their types and every ``class`` name.
+
+    (The agent's and trainer's own keys are checked by the agent and trainer, with close-match suggestions.)
+
+    :raises RunnerConfigError: naming the entry (``models.policy.class``...) and what it must be.
+    """
+    if not isinstance(cfg, Mapping):
+        raise RunnerConfigError(f"The Runner configuration must be a dict, got {type(cfg).__name__}")
+    for key in cfg:
+        if key not in SECTIONS:
+            close = difflib.get_close_matches(str(key), SECTIONS, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise RunnerConfigError(
+                f"Unknown section '{key}' in the Runner configuration.{hint} Valid: {', '.join(SECTIONS)}"
+            )
+    for section in ("models", "agent"):
+        if not isinstance(cfg.get(section), Mapping):
+            raise RunnerConfigError(
+                f"The Runner configuration needs a '{section}' section (a mapping); got "
+                f"{type(cfg.get(section)).__name__ if section in cfg else 'none'}"
+            )
+    for section in ("memory", "trainer", "motion_dataset", "reply_buffer"):
+        if cfg.get(section) is not None and not isinstance(cfg[section], Mapping):
+            raise RunnerConfigError(f"The '{section}' section must be a mapping, got {type(cfg[section]).__name__}")
+    agent_class = cfg["agent"].get("class")
+    if agent_class is None:
+        raise RunnerConfigError(f"agent.class is missing: name the algorithm, one of {', '.join(_names(AGENTS))}")
+    if component_key(agent_class) not in AGENTS:
+        raise _unknown("agent", agent_class, AGENTS, "agent.class")
+    roles = {role: value for role, value in cfg["models"].items() if role != "separate"}
+    if not roles:
+        raise RunnerConfigError("The 'models' section defines no model: add one entry per role (policy, value...)")
+    for role, model in roles.items():
+        if not isinstance(model, Mapping) or "class" not in model:
+            raise RunnerConfigError(
+                f"models.{role} must be a mapping with a 'class' (one of {', '.join(_names(MODELS))}) and the "
+                "instantiator's parameters (network, output...)"
+            )
+        if component_key(model["class"]) not in MODELS:
+            raise _unknown("model class", model["class"], MODELS, f"models.{role}.class")
+    for section, table in (("memory", MEMORIES), ("motion_dataset", MEMORIES), ("reply_buffer", MEMORIES)):
+        value = cfg.get(section)
+        if isinstance(value, Mapping) and "class" in value and component_key(value["class"]) not in table:
+            raise _unknown("memory", value["class"], table, f"{section}.class")
+    trainer = cfg.get("trainer") or {}
+    if "class" in trainer and component_key(trainer["class"]) not in TRAINERS:
+        raise _unknown("trainer", trainer["class"], TRAINERS, "trainer.class")
+    _check_resources(cfg["agent"], "agent")
+    for role, model in roles.items():
+        _check_resources(model, f"models.{role}")
+
+
+def _names(table: Mapping[str, Tuple[str, str]]) -> list:
+    return sorted(set(_display_names(table).values()))
+
+
+def _check_resources(section: Mapping, where: str) -> None:
+    for key, value in section.items():
+        if key in RESOURCE_KEYS and isinstance(value, str) and component_key(value) not in RESOURCES:
+            raise _unknown("class", value, RESOURCES, f"{where}.{key}")
+        if isinstance(value, Mapping):
+            _check_resources(value, f"{where}.{key}")
+
+
+class ScaledRewards:
+    """``rewards_shaper_scale: s``: the rewards multiplied by ``s`` (a class, not a lambda, so that it pickles)."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = float(scale)
+
+    def __call__(self, rewards: Any, *args: Any, **kwargs: Any) -> Any:
+        return rewards * self.scale
+
+    def __repr__(self) -> str:
+        return f"ScaledRewards({self.scale})"
+
+
+class RunnerCore:
+    """Build the models, memories, agent and trainer that a skrl-format configuration describes (see a backend's
+    ``Runner`` for the public signature).
+
+    :param env: a wrapped environment (``wrap_env(...)``), single- or multi-agent.
+    :param cfg: the configuration (e.g. from :meth:`load_cfg_from_yaml`); it is not modified.
+    :raises RunnerConfigError: the configuration's layout or one of its names is wrong (before anything is built).
+    """
+
+    backend = ""  # "torch" or "jax": where components are imported from
+    shares_models = False  # the backend builds models: {separate: False} as one shared model (torch)
+
+    def __init__(self, env: Any, cfg: Mapping[str, Any]) -> None:
+        check_config(cfg)
+        self._env = env
+        self._cfg = copy.deepcopy(dict(cfg))
+        set_seed(self._cfg.get("seed"))
+        # skrl's Runner: no rewards shaper unless rewards_shaper_scale (processed after this key) sets one
+        self._cfg["agent"] = {"rewards_shaper": None, **self._cfg["agent"]}
+        self._class_name = AGENTS[component_key(self._cfg["agent"]["class"])][1]
+        self._component(AGENTS, self._cfg["agent"]["class"], "agent", "agent.class")  # available in this backend?
+        self._models = self._generate_models(env, copy.deepcopy(self._cfg))
+        self._agent = self._generate_agent(env, copy.deepcopy(self._cfg), self._models)
+        self._trainer = self._generate_trainer(env, copy.deepcopy(self._cfg), self._agent)
+
+    # -- public API (skrl names) -------------------------------------------------------------------------------
+
+    @property
+    def agent(self) -> Any:
+        return self._agent
+
+    @property
+    def trainer(self) -> Any:
+        return self._trainer
+
+    @staticmethod
+    def load_cfg_from_yaml(path: str) -> dict:
+        """The configuration in the YAML file ``path``, or ``{}`` (with the error logged) when it cannot be read, as
+        skrl does (:func:`read_yaml` raises instead)."""
+        try:
+            return read_yaml(path)
+        except RunnerConfigError as error:
+            logger.error(str(error))
+            return {}
+
+    def run(self, mode: str = "train") -> None:
+        """``"train"``: ``trainer.train()``; ``"eval"``: ``trainer.eval()``."""
+        if mode == "train":
+            self._trainer.train()
+        elif mode == "eval":
+            self._trainer.eval()
+        else:
+            raise ValueError(f"Unknown running mode {mode!r}: use 'train' or 'eval'")
+
+    # -- lookups -------------------------------------------------------------------------------------------------
+
+    def _component(self, table: Mapping[str, Tuple[str, str]], name: Any, kind: str, where: str) -> Any:
+        """The backend's class (or function) that ``name`` stands for."""
+        key = component_key(name)
+        if key not in table:
+            raise _unknown(kind, name, table, where)
+        module, attribute = table[key]
+        try:
+            found = getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), attribute, None)
+        except ModuleNotFoundError as error:
+            if not str(error.name).startswith("skrl_like"):  # a missing dependency, e.g. flax
+                raise RunnerConfigError(f"The {self.backend} backend needs '{error.name}': install it") from error
+            found = None
+        if found is None:
+            name = _display_names(table)[key]
+            raise RunnerConfigError(f"{name} ({where}) is not available in the {self.backend} backend")
+        return found
+
+    def _process_cfg(self, cfg: Mapping[str, Any], where: str) -> dict:
+        """Resolve class names (``state_preprocessor: RunningStandardScaler``...), turn ``*_kwargs: null`` into
+        ``{}`` and ``rewards_shaper_scale`` into ``rewards_shaper``, through nested dicts."""
+        processed = {}
+        for key, value in cfg.items():
+            if key in RESOURCE_KEYS and isinstance(value, str):
+                processed[key] = self._component(RESOURCES, value, "class", f"{where}.{key}")
+            elif key.endswith("_kwargs") and value is None:
+                processed[key] = {}
+            elif key == "rewards_shaper_scale":
+                processed["rewards_shaper"] = ScaledRewards(value)
+            elif isinstance(value, Mapping):
+                processed[key] = self._process_cfg(value, f"{where}.{key}")
+            else:
+                processed[key] = value
+        return processed
+
+    # -- spaces ------------------------------------------------------------------------------------------------
+
+    def _is_multi_agent(self) -> bool:
+        return component_key(self._cfg["agent"]["class"]) in MULTI_AGENT
+
+    def _agent_ids(self, env: Any) -> list:
+        if self._is_multi_agent():
+            if not hasattr(env, "possible_agents"):
+                raise RunnerConfigError(
+                    f"agent.class {self._class_name} is a multi-agent algorithm, but the env is single-agent: wrap a "
+                    "PettingZoo parallel env, or use a single-agent algorithm"
+                )
+            return list(env.possible_agents)
+        if hasattr(env, "possible_agents"):
+            raise RunnerConfigError(
+                f"agent.class {self._class_name} is a single-agent algorithm, but the env is multi-agent "
+                f"({list(env.possible_agents)}): use IPPO or MAPPO"
+            )
+        return ["agent"]
+
+    def _spaces(self, env: Any, uid: str) -> Tuple[Any, Any, Any]:
+        """``(observation, action, state)`` spaces of agent ``uid``."""
+        if self._is_multi_agent():
+            return env.observation_space(uid), env.action_space(uid), env.state_space(uid)
+        return env.observation_space, env.action_space, getattr(env, "state_space", None)
+
+    # -- generation ----------------------------------------------------------------------------------------------
+
+    def _shared_model(self, env: Any, uid: str, roles: Dict[str, dict]) -> Any:
+        """Backend hook: one model for the two ``roles`` (``models: {separate: False}``)."""
+        raise NotImplementedError
+
+    def _generate_models(self, env: Any, cfg: dict) -> Dict[str, Dict[str, Any]]:
+        models_cfg = dict(cfg["models"])
+        separate = models_cfg.pop("separate", None)
+        if separate is None:
+            logger.warning("models.separate is not set: building one model per role (separate: True)")
+            separate = True
+        if not separate and not self.shares_models:
+            logger.warning(f"models.separate: False is not available in the {self.backend} backend: one model per role")
+            separate = True
+        models: Dict[str, Dict[str, Any]] = {}
+        for uid in self._agent_ids(env):
+            observation_space, action_space, state_space = self._spaces(env, uid)
+            roles = {role: self._process_cfg(role_cfg, f"models.{role}") for role, role_cfg in models_cfg.items()}
+            if not separate:
+                if len(roles) != 2:
+                    raise RunnerConfigError(
+                        f"models.separate: False shares one model between exactly two roles, got {len(roles)} "
+                        f"({', '.join(roles)}): set separate: True"
+                    )
+                model = self._shared_model(env, uid, roles)
+                models[uid] = {role: model for role in roles}
+            else:
+                models[uid] = {}
+                for role, role_cfg in roles.items():
+                    instantiator = self._component(MODELS, role_cfg.pop("class"), "model class", f"models.{role}.class")
+                    space = observation_space
+                    if role == "value" and component_key(self._class_name) == "mappo":
+                        space = state_space
+                    elif role == "discriminator" and component_key(self._class_name) == "amp":
+                        space = getattr(env, "amp_observation_space", None)
+                        if space is None:
+                            logger.warning("The env has no amp_observation_space: the discriminator uses observations")
+                            space = observation_space
+                    if instantiator.__name__ == "tabular_model":
+                        role_cfg.setdefault("num_envs", env.num_envs)
+                    try:
+                        models[uid][role] = instantiator(
+                            observation_space=space, action_space=action_space, device=env.device, **role_cfg
+                        )
+                    except (TypeError, ValueError) as error:
+                        raise RunnerConfigError(f"models.{role}: {error}") from error
+            for role, model in models[uid].items():
+                model.init_state_dict(role)
+        return models
+
+    def _memory(self, env: Any, section: Mapping[str, Any], where: str, rollouts: Any) -> Any:
+        section = dict(section)
+        memory_class = self._component(MEMORIES, section.pop("class", "RandomMemory"), "memory", f"{where}.class")
+        if section.get("memory_size", -1) < 0:
+            if rollouts is None:
+                raise RunnerConfigError(
+                    f"{where}.memory_size is negative (the agent's rollouts), but {self._class_name} has no rollouts: "
+                    "give the replay memory's size"
+                )
+            section["memory_size"] = rollouts
+        return memory_class(num_envs=env.num_envs, device=env.device, **section)
+
+    def _generate_agent(self, env: Any, cfg: dict, models: Dict[str, Dict[str, Any]]) -> Any:
+        key = component_key(cfg["agent"]["class"])
+        module, attribute = AGENTS[key]
+        agent_class = self._component(AGENTS, cfg["agent"]["class"], "agent", "agent.class")
+        defaults = getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), f"{attribute}_DEFAULT_CONFIG")
+        section = self._process_cfg({k: v for k, v in cfg["agent"].items() if k != "class"}, "agent")
+        agent_cfg = copy.deepcopy(dict(defaults))
+        agent_cfg.update(section)  # nested dicts replace the default ones, as in skrl
+        device = env.device
+        uids = self._agent_ids(env)
+
+        if "memory" not in cfg:
+            logger.warning("No 'memory' section: using RandomMemory with memory_size -1 (the agent's rollouts)")
+            cfg["memory"] = {"class": "RandomMemory", "memory_size": -1}
+        memories = {
+            uid: None
+            if cfg["memory"] is None
+            else self._memory(env, cfg["memory"], "memory", agent_cfg.get("rollouts"))
+            for uid in uids
+        }
+
+        if key in MULTI_AGENT:
+            observation_spaces = {uid: env.observation_space(uid) for uid in uids}
+            state_spaces = {uid: env.state_space(uid) for uid in uids}
+            agent_cfg.setdefault("state_preprocessor_kwargs", {})
+            agent_cfg["state_preprocessor_kwargs"].update(
+                {uid: {"size": observation_spaces[uid], "device": device} for uid in uids}
+            )
+            if key == "mappo":
+                agent_cfg.setdefault("shared_state_preprocessor_kwargs", {})
+                agent_cfg["shared_state_preprocessor_kwargs"].update(
+                    {uid: {"size": state_spaces[uid], "device": device} for uid in uids}
+                )
+            if "value_preprocessor_kwargs" in agent_cfg:
+                agent_cfg["value_preprocessor_kwargs"].update(size=1, device=device)
+            kwargs = dict(
+                possible_agents=uids,
+                models=models,
+                memories=memories,
+                observation_spaces=observation_spaces,
+                action_spaces={uid: env.action_space(uid) for uid in uids},
+            )
+            if key == "mappo":
+                kwargs["shared_observation_spaces"] = state_spaces
+        else:
+            observation_space, action_space, _ = self._spaces(env, "agent")
+            if "state_preprocessor_kwargs" in agent_cfg:
+                agent_cfg["state_preprocessor_kwargs"].update(size=observation_space, device=device)
+            if "value_preprocessor_kwargs" in agent_cfg:
+                agent_cfg["value_preprocessor_kwargs"].update(size=1, device=device)
+            # noises are built here from their *_kwargs, which the agent does not know (skrl's agents ignore them)
+            exploration = agent_cfg.get("exploration")
+            if isinstance(exploration, dict):
+                noise_kwargs = exploration.pop("noise_kwargs", None) or {}
+                if exploration.get("noise") is not None:
+                    exploration["noise"] = exploration["noise"](**noise_kwargs, device=device)
+            smoothing_kwargs = agent_cfg.pop("smooth_regularization_noise_kwargs", None) or {}
+            if agent_cfg.get("smooth_regularization_noise") is not None:
+                agent_cfg["smooth_regularization_noise"] = agent_cfg["smooth_regularization_noise"](
+                    **smoothing_kwargs, device=device
+                )
+            kwargs = dict(
+                models=models["agent"],
+                memory=memories["agent"],
+                observation_space=observation_space,
+                action_space=action_space,
+            )
+            if key == "amp":
+                kwargs.update(self._amp_arguments(env, cfg, agent_cfg))
+        return agent_class(cfg=agent_cfg, device=device, **kwargs)
+
+    def _amp_arguments(self, env: Any, cfg: dict, agent_cfg: dict) -> dict:
+        """AMP's extras: the AMP observation space, the motion dataset and reply buffer, the reference motions."""
+        amp_space = getattr(env, "amp_observation_space", None)
+        if "amp_state_preprocessor_kwargs" in agent_cfg:
+            agent_cfg["amp_state_preprocessor_kwargs"].update(size=amp_space, device=env.device)
+        kwargs: Dict[str, Any] = {"amp_observation_space": amp_space}
+        for name in ("motion_dataset", "reply_buffer"):
+            if cfg.get(name) is not None:
+                section = dict(cfg[name])
+                if "class" not in section:
+                    raise RunnerConfigError(f"The '{name}' section needs a 'class' (RandomMemory)")
+                memory_class = self._component(MEMORIES, section.pop("class"), "memory", f"{name}.class")
+                kwargs[name] = memory_class(device=env.device, **section)
+        if hasattr(env, "collect_reference_motions"):
+            kwargs["collect_reference_motions"] = env.collect_reference_motions
+        return kwargs
+
+    def _generate_trainer(self, env: Any, cfg: dict, agent: Any) -> Any:
+        trainer_cfg = dict(cfg.get("trainer") or {})
+        name = trainer_cfg.pop("class", None)
+        if name is None:
+            logger.warning("trainer.class is not set: using SequentialTrainer")
+            name = "SequentialTrainer"
+        trainer_class = self._component(TRAINERS, name, "trainer", "trainer.class")
+        for key in ("env", "backend"):  # the command line's sections
+            trainer_cfg.pop(key, None)
+        return trainer_class(env=env, agents=agent, cfg=trainer_cfg)
+
+
+def apply_overrides(cfg: Dict[str, Any], overrides: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """``cfg`` with ``overrides`` merged in: keys naming a section (``agent``, ``trainer``, ``env``...) merge into it
+    (nested mappings recursively), any other key goes into the ``agent`` section (``{"learning_rate": 1e-3}``)."""
+    merged = copy.deepcopy(cfg)
+    for key, value in (overrides or {}).items():
+        if key in SECTIONS:
+            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = _deep_merge(merged[key], value)
+            else:
+                merged[key] = copy.deepcopy(value)
+        else:
+            merged.setdefault("agent", {})
+            merged["agent"] = _deep_merge(merged["agent"], {key: value})
+    return merged
+
+
+def _deep_merge(base: Mapping, update: Mapping) -> dict:
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
