@@ -283,6 +283,19 @@ def test_an_update_tracks_skrls_names_and_fits_the_value_function():
     assert any(not torch.equal(a, b) for a, b in zip(agent.value.parameters(), value_before))
 
 
+def test_the_policy_step_writes_into_the_parameters_own_storage():
+    # vector_to_parameters rebinds each parameter to a view of the flat step vector; a matrix product on that view
+    # may round differently from one on fresh storage, so a run restored from a checkpoint drifted by one ulp
+    torch.manual_seed(0)
+    agent = make_trpo()
+    record_rollout(agent, np.random.default_rng(0))
+    before = [(parameter.data_ptr(), parameter.detach().clone()) for parameter in agent.policy.parameters()]
+    agent._update(timestep=7, timesteps=8)
+    after = list(agent.policy.parameters())
+    assert [parameter.data_ptr() for parameter in after] == [pointer for pointer, _ in before]
+    assert any(not torch.equal(parameter, old) for parameter, (_, old) in zip(after, before))
+
+
 def test_save_load_round_trip_restores_the_policy_value_and_optimizer(tmp_path):
     torch.manual_seed(0)
     first = make_trpo()

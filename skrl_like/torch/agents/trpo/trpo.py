@@ -9,12 +9,12 @@ the Gaussian KL (skrl's log-sigma term has the wrong sign), and the line search 
 improvement at each trial (skrl multiplies the fractions cumulatively).
 """
 
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
 import torch
 import torch.nn.functional as F
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
+from torch.nn.utils import parameters_to_vector
 
 from skrl_like.core.agents import trpo as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, non_finite_note, step_flag_names
@@ -200,7 +200,7 @@ class TRPO(OnPolicyAgent):
         start_parameters = parameters_to_vector(parameters).detach()
 
         def evaluate(flat: torch.Tensor) -> Trial:
-            vector_to_parameters(flat, parameters)
+            _copy_into_parameters(flat, parameters)
             evaluation = self._evaluate_policy(inputs, actions, old_log_prob, advantages)
             kl = gaussian_kl(old_mean, old_log_std, evaluation.mean_actions, evaluation.log_std)
             surrogate, kl = mean_over_processes(torch.stack([evaluation.surrogate, kl]))
@@ -220,7 +220,7 @@ class TRPO(OnPolicyAgent):
                 cfg["step_fraction"],
                 cfg["max_backtrack_steps"],
             )
-            vector_to_parameters(flat, parameters)
+            _copy_into_parameters(flat, parameters)
         return start_trial.surrogate, trial.stddev
 
     # -- the update ---------------------------------------------------------------------------------------------
@@ -285,3 +285,17 @@ class TRPO(OnPolicyAgent):
 
 
 __all__ = ["TRPO", "TRPO_DEFAULT_CONFIG", "conjugate_gradient", "gaussian_kl", "line_search"]
+
+
+def _copy_into_parameters(flat: torch.Tensor, parameters: List[torch.nn.Parameter]) -> None:
+    """Write the flat vector into the parameters in place (under ``no_grad``).
+
+    ``torch.nn.utils.vector_to_parameters`` would rebind each parameter to a view of ``flat`` instead: a matrix
+    product on such a view may round differently from one on the parameter's own, differently aligned storage, so
+    a run restored from a checkpoint (fresh storage) drifted one float32 ulp from the uninterrupted run.
+    """
+    offset = 0
+    for parameter in parameters:
+        count = parameter.numel()
+        parameter.copy_(flat[offset : offset + count].view_as(parameter))
+        offset += count
