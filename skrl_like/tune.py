@@ -11,6 +11,7 @@ This is the only module of the package that imports ``ray`` (extra ``tune``: ``p
 """
 
 import copy
+import difflib
 import json
 import os
 import time
@@ -22,7 +23,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("skrl_like.tune needs Ray Tune: pip install 'skrl_like[tune]' (ray[tune])") from error
 
-from skrl_like.core.runner import SECTIONS, RunnerConfigError, apply_overrides, check_config
+from skrl_like.core.runner import SECTIONS, RunnerConfigError, apply_overrides, check_config, read_yaml
 
 RETURN_TAG = "Reward / Total reward (mean)"
 METRIC = "episode_return_mean"  # the default metric: the mean return of the episodes that ended in the iteration
@@ -176,4 +177,170 @@ def make_trainable(
     )
 
 
-__all__ = ["METRIC", "SkrlTrainable", "make_trainable", "override"]
+# -- sweep files (``skrl_like tune -f sweep.yaml``) ---------------------------------------------------------------
+
+SWEEP_KEYS = (
+    "run",
+    "backend",
+    "timesteps_per_iteration",
+    "iterations",
+    "param_space",
+    "scheduler",
+    "metric",
+    "mode",
+    "samples",
+    "resources",
+    "storage",
+    "name",
+)
+DISTRIBUTIONS = ("grid", "choice", "uniform", "loguniform")
+SCHEDULERS = ("fifo", "asha", "pbt")
+
+
+class SweepConfigError(RunnerConfigError):
+    """A sweep file that cannot be run; the message is one line that names the entry and the fix."""
+
+
+def _unknown_key(key: Any, known: Any, where: str) -> SweepConfigError:
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return SweepConfigError(f"Unknown {where} '{key}'.{hint} Valid: {', '.join(known)}")
+
+
+def read_sweep(path: str) -> Dict[str, Any]:
+    """The sweep in the YAML file ``path``, checked, with its ``run`` read (a file path relative to the sweep file,
+    a tuned configuration by name, or the run description inline).
+
+    :raises SweepConfigError: naming the entry that is wrong (unknown keys with a close match).
+    """
+    from skrl_like.cli import CommandLineError, resolve_config_path
+
+    sweep = read_yaml(path)
+    for key in sweep:
+        if key not in SWEEP_KEYS:
+            raise _unknown_key(key, SWEEP_KEYS, f"key in the sweep file '{path}':")
+    run = sweep.get("run")
+    if isinstance(run, str):
+        beside = os.path.join(os.path.dirname(os.path.abspath(path)), run)
+        try:
+            run = read_yaml(beside if os.path.isfile(beside) else resolve_config_path(run))
+        except CommandLineError as error:
+            raise SweepConfigError(f"run: {error}") from error
+    if not isinstance(run, Mapping):
+        raise SweepConfigError(
+            "The sweep needs 'run': a run description (a YAML file as for skrl_like train -f, or the mapping inline)"
+        )
+    sweep["run"] = dict(run)
+    search_space(sweep.get("param_space"))
+    scheduler_spec(sweep.get("scheduler"))
+    if sweep.get("mode", "max") not in ("max", "min"):
+        raise SweepConfigError(f"mode must be max or min, got {sweep['mode']!r}")
+    for key in ("samples", "iterations", "timesteps_per_iteration"):
+        value = sweep.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise SweepConfigError(f"{key} must be an int >= 1, got {value!r}")
+    resources = sweep.get("resources") or {}
+    if not isinstance(resources, Mapping) or set(resources) - {"cpu", "gpu"}:
+        raise SweepConfigError(f"resources must be a mapping with cpu and/or gpu (per trial), got {resources!r}")
+    return sweep
+
+
+def search_space(param_space: Any) -> Dict[str, Any]:
+    """Tune's search space for ``param_space``: ``{config key: {grid: [...]} | {choice: [...]} | {uniform: [low,
+    high]} | {loguniform: [low, high]} | a constant}``."""
+    if param_space is None:
+        return {}
+    if not isinstance(param_space, Mapping):
+        raise SweepConfigError(f"param_space must map config keys to distributions, got {type(param_space).__name__}")
+    space = {}
+    for key, spec in param_space.items():
+        if not (isinstance(spec, Mapping) and len(spec) == 1):
+            space[key] = spec  # a constant
+            continue
+        ((kind, values),) = spec.items()
+        if kind not in DISTRIBUTIONS:
+            raise _unknown_key(kind, DISTRIBUTIONS, f"distribution for param_space.{key}:")
+        if not isinstance(values, list) or not values:
+            raise SweepConfigError(f"param_space.{key}.{kind} needs a non-empty list, got {values!r}")
+        if kind in ("uniform", "loguniform"):
+            if len(values) != 2 or not all(isinstance(v, (int, float)) for v in values) or values[0] >= values[1]:
+                raise SweepConfigError(f"param_space.{key}.{kind} needs [low, high] with low < high, got {values!r}")
+            if kind == "loguniform" and values[0] <= 0:
+                raise SweepConfigError(f"param_space.{key}.loguniform needs low > 0, got {values!r}")
+        space[key] = {
+            "grid": tune.grid_search,
+            "choice": tune.choice,
+            "uniform": lambda v: tune.uniform(*v),
+            "loguniform": lambda v: tune.loguniform(*v),
+        }[kind](values)
+    return space
+
+
+def scheduler_spec(spec: Any) -> Dict[str, Any]:
+    """``scheduler: asha`` or ``{name: pbt, perturbation_interval: 2}``: ``{"name": ..., **options}``."""
+    spec = {"name": spec} if isinstance(spec, str) or spec is None else dict(spec)
+    name = str(spec.get("name") or "fifo").lower()
+    if name not in SCHEDULERS:
+        raise _unknown_key(name, SCHEDULERS, "scheduler")
+    return {**spec, "name": name}
+
+
+def make_scheduler(spec: Any, param_space: Any) -> Any:
+    options = scheduler_spec(spec)
+    name = options.pop("name")
+    try:
+        if name == "asha":
+            return tune.schedulers.ASHAScheduler(**options)
+        if name == "pbt":
+            # every distribution but a grid is a mutation: PBT resamples it when a trial explores
+            mutations = {key: value for key, value in search_space(param_space).items() if hasattr(value, "sample")}
+            options.setdefault("perturbation_interval", 1)
+            return tune.schedulers.PopulationBasedTraining(hyperparam_mutations=mutations, **options)
+    except TypeError as error:
+        raise SweepConfigError(f"scheduler {name}: {error}") from error
+    return tune.schedulers.FIFOScheduler()
+
+
+def run_sweep(sweep: Mapping[str, Any], address: Optional[str] = None) -> Any:
+    """Run a sweep (as :func:`read_sweep` returns it) and return Tune's ``ResultGrid``.
+
+    :param address: an existing Ray cluster (``ray://host:10001`` or ``auto``); default: a local Ray.
+    """
+    import ray
+
+    if address is not None:
+        ray.init(address=address)
+    trainable = make_trainable(sweep["run"], sweep.get("backend"), sweep.get("timesteps_per_iteration"))
+    resources = dict(sweep.get("resources") or {"cpu": 1})
+    metric, mode = sweep.get("metric", METRIC), sweep.get("mode", "max")
+    tuner = tune.Tuner(
+        tune.with_resources(trainable, resources),
+        param_space=search_space(sweep.get("param_space")),
+        tune_config=tune.TuneConfig(
+            metric=metric,
+            mode=mode,
+            num_samples=sweep.get("samples", 1),
+            scheduler=make_scheduler(sweep.get("scheduler"), sweep.get("param_space")),
+        ),
+        run_config=tune.RunConfig(
+            name=sweep.get("name"),
+            storage_path=os.path.abspath(sweep.get("storage", "runs/tune")),
+            stop={"training_iteration": sweep.get("iterations", 10)},
+            checkpoint_config=tune.CheckpointConfig(checkpoint_at_end=True, num_to_keep=2),
+            sync_config=tune.SyncConfig(sync_artifacts=True),
+            verbose=1,
+        ),
+    )
+    return tuner.fit()
+
+
+__all__ = [
+    "METRIC",
+    "SkrlTrainable",
+    "SweepConfigError",
+    "make_trainable",
+    "override",
+    "read_sweep",
+    "run_sweep",
+    "search_space",
+]

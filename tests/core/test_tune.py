@@ -2,9 +2,11 @@
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("ray.tune")
 torch = pytest.importorskip("torch")
@@ -148,3 +150,50 @@ def test_learning_rate_sweep_on_local_ray(local_ray, tmp_path):
         assert params["agents"][0]["cfg"]["learning_rate"] == result.config["agent.learning_rate"]
     best = results.get_best_result()
     assert best.checkpoint is not None and os.path.isfile(os.path.join(best.checkpoint.path, "run.ckpt"))
+
+
+BAD_SWEEPS = [
+    (
+        "run: ppo_cartpole\nparam_spcae: {}\n",
+        r"Unknown key in the sweep file .*: 'param_spcae'. Did you mean 'param_space'\?",
+    ),
+    ("param_space: {}\n", r"The sweep needs 'run'"),
+    ("run: no_such_run\n", r"run: No configuration file 'no_such_run'"),
+    ("run: ppo_cartpole\nparam_space: {agent.learning_rate: {logunifrom: [1, 2]}}\n", r"Did you mean 'loguniform'\?"),
+    ("run: ppo_cartpole\nparam_space: {agent.learning_rate: {loguniform: [0, 1]}}\n", r"needs low > 0"),
+    ("run: ppo_cartpole\nparam_space: {agent.learning_rate: {uniform: [2, 1]}}\n", r"\[low, high\] with low < high"),
+    ("run: ppo_cartpole\nscheduler: hyperband\n", r"Unknown scheduler 'hyperband'.* Valid: fifo, asha, pbt"),
+    ("run: ppo_cartpole\nsamples: 0\n", r"samples must be an int >= 1, got 0"),
+    ("run: ppo_cartpole\nresources: {cpus: 1}\n", r"resources must be a mapping with cpu and/or gpu"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_SWEEPS)
+def test_bad_sweep_files_fail_with_one_line_and_exit_2(tmp_path, capsys, text, message):
+    from skrl_like import cli
+
+    path = tmp_path / "sweep.yaml"
+    path.write_text(text)
+    assert cli.main(["tune", "-f", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("skrl_like tune: error: ")
+    assert re.search(message, error), error
+
+
+def test_tune_command_runs_a_sweep(local_ray, tmp_path, capsys):
+    from skrl_like import cli
+
+    run = description()
+    run["env"]["num_envs"] = 2
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(run))
+    (tmp_path / "sweep.yaml").write_text(
+        "run: run.yaml\ntimesteps_per_iteration: 32\niterations: 2\nscheduler: asha\n"
+        "param_space:\n  agent.learning_rate: {choice: [1.0e-4, 1.0e-3]}\n  seed: {grid: [1, 2]}\n"
+    )
+    assert cli.main(["tune", "-f", str(tmp_path / "sweep.yaml"), "--storage", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[lines.index("trial  agent.learning_rate  seed  episode_return_mean  iterations  status") + 1 :]
+    assert len([line for line in table if line.endswith("  2  done")]) == 2
+    assert sorted(line.split("  ")[2] for line in table[:2]) == ["1", "2"]
+    checkpoint = lines[-1].removeprefix("best checkpoint: ")
+    assert checkpoint.startswith(str(tmp_path / "out")) and os.path.isfile(os.path.join(checkpoint, "run.ckpt"))
