@@ -478,7 +478,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         values = [str(result.config.get(key)) for key in keys]
         status = "error" if result.error else "done"
         row = [
-            os.path.basename(result.path),
+            str(result.metrics.get("trial_id")),
             *values,
             str(result.metrics.get(metric)),
             str(result.metrics.get("training_iteration")),

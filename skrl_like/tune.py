@@ -12,6 +12,7 @@ This is the only module of the package that imports ``ray`` (extra ``tune``: ``p
 
 import copy
 import difflib
+import importlib
 import json
 import os
 import time
@@ -73,8 +74,6 @@ class SkrlTrainable(tune.Trainable):
     timesteps_per_iteration: int = 0
 
     def setup(self, config: Dict[str, Any]) -> None:
-        import importlib
-
         from skrl_like.cli import make_env  # the env section, read as ``skrl_like train -f`` reads it
 
         cfg = override(self.description, config)
@@ -84,7 +83,8 @@ class SkrlTrainable(tune.Trainable):
         check_config({key: value for key, value in cfg.items() if key != "backend"})
         agent_cfg = cfg["agent"]
         experiment = dict(agent_cfg.get("experiment") or {})
-        # the run directory is the trial's; one results row per iteration (at its end); Tune owns checkpointing
+        # the run directory is the trial's; step() reports the rows (at least one per iteration, at its end);
+        # Tune decides when to checkpoint
         experiment.update(directory=self.logdir, experiment_name="run")
         if experiment.get("write_interval", "auto") in ("auto", 0):
             experiment["write_interval"] = self.timesteps_per_iteration
@@ -99,7 +99,6 @@ class SkrlTrainable(tune.Trainable):
             close_environment_at_exit=False,
         )
         cfg["trainer"] = trainer_cfg
-        self.run_cfg = cfg
         env = make_env(cfg.get("env"), backend)
         runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
         runner = importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg)

@@ -187,7 +187,7 @@ def test_tune_command_runs_a_sweep(local_ray, tmp_path, capsys):
     run["env"]["num_envs"] = 2
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(run))
     (tmp_path / "sweep.yaml").write_text(
-        "run: run.yaml\ntimesteps_per_iteration: 32\niterations: 2\nscheduler: asha\n"
+        "run: run.yaml\ntimesteps_per_iteration: 32\niterations: 2\nscheduler: fifo\n"
         "param_space:\n  agent.learning_rate: {choice: [1.0e-4, 1.0e-3]}\n  seed: {grid: [1, 2]}\n"
     )
     assert cli.main(["tune", "-f", str(tmp_path / "sweep.yaml"), "--storage", str(tmp_path / "out")]) == 0
@@ -197,3 +197,18 @@ def test_tune_command_runs_a_sweep(local_ray, tmp_path, capsys):
     assert sorted(line.split("  ")[2] for line in table[:2]) == ["1", "2"]
     checkpoint = lines[-1].removeprefix("best checkpoint: ")
     assert checkpoint.startswith(str(tmp_path / "out")) and os.path.isfile(os.path.join(checkpoint, "run.ckpt"))
+
+
+def test_schedulers_from_sweep_entries():
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, PopulationBasedTraining
+
+    from skrl_like.tune import SweepConfigError, make_scheduler
+
+    space = {"agent.learning_rate": {"loguniform": [1e-4, 1e-2]}, "seed": {"grid": [1, 2]}, "agent.rollouts": 16}
+    assert isinstance(make_scheduler(None, space), FIFOScheduler)
+    assert isinstance(make_scheduler({"name": "ASHA", "grace_period": 2}, space), ASHAScheduler)
+    pbt = make_scheduler({"name": "pbt", "perturbation_interval": 2}, space)
+    assert isinstance(pbt, PopulationBasedTraining)
+    assert list(pbt._hyperparam_mutations) == ["agent.learning_rate"]  # grids and constants are not mutated
+    with pytest.raises(SweepConfigError, match="scheduler asha: .*grace_periods"):
+        make_scheduler({"name": "asha", "grace_periods": 2}, space)
