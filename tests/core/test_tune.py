@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 pytest.importorskip("ray.tune")
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
 
 from skrl_like.core.runner import RunnerConfigError, read_yaml  # noqa: E402
 from skrl_like.tune import make_trainable, override  # noqa: E402
@@ -37,17 +37,25 @@ def trial(tmp_path, monkeypatch):
 
 
 def parameters(trainable):
-    return {
-        f"{role}.{name}": value.detach().clone()
-        for role, model in trainable.agent.models.items()
-        for name, value in model.state_dict().items()
-    }
+    """``{role.name: NumPy copy}`` of every model parameter (torch state dicts, JAX parameter trees)."""
+    found = {}
+    for role, model in trainable.agent.models.items():
+        if hasattr(model, "named_parameters"):
+            found.update(
+                {f"{role}.{name}": value.detach().numpy().copy() for name, value in model.state_dict().items()}
+            )
+        else:
+            import jax
+
+            leaves = jax.tree_util.tree_leaves_with_path(model.state_dict.params)
+            found.update({f"{role}.{jax.tree_util.keystr(path)}": np.array(value) for path, value in leaves})
+    return found
 
 
 def assert_same_parameters(first, second):
     assert first.keys() == second.keys()
     for name in first:
-        assert torch.equal(first[name], second[name]), name
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
 
 
 def test_override_sets_dotted_keys_and_rejects_unknown_sections():
@@ -77,10 +85,13 @@ def test_step_continues_the_run_and_reports_the_iteration(trial):
     trainable.stop()
 
 
-def test_restored_trial_equals_the_donor(trial, tmp_path):
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_restored_trial_equals_the_donor(trial, tmp_path, backend):
     """A checkpoint restored into a new trial (a resume, or a PBT exploit) gives the donor's parameters bit for bit,
     and the next iteration is the donor's next iteration."""
-    trainable_class = make_trainable(description(), timesteps_per_iteration=64)
+    if backend == "jax":
+        pytest.importorskip("flax")
+    trainable_class = make_trainable(description(), backend=backend, timesteps_per_iteration=64)
     donor = trial(trainable_class, {"agent.learning_rate": 3e-4})
     donor.step()
     os.makedirs(tmp_path / "checkpoint")
@@ -91,7 +102,7 @@ def test_restored_trial_equals_the_donor(trial, tmp_path):
 
     recipient = trial(trainable_class, {"agent.learning_rate": 3e-4})
     fresh = parameters(recipient)
-    assert not all(torch.equal(fresh[name], at_checkpoint[name]) for name in fresh)  # the same seed, not trained
+    assert not all(np.array_equal(fresh[name], at_checkpoint[name]) for name in fresh)  # the same seed, not trained
     recipient.load_checkpoint(checkpoint)
     assert_same_parameters(parameters(recipient), at_checkpoint)
     recipient_next = recipient.step()
