@@ -1,4 +1,4 @@
-"""The ``skrl_like`` command line: ``train``, ``eval`` and ``plot``.
+"""The ``skrl_like`` command line: ``train``, ``eval``, ``plot`` and ``tune``.
 
 Every run is described by one skrl-format YAML configuration (:mod:`skrl_like.core.runner`) plus two sections the
 command line reads: ``env`` (``{id: CartPole-v1, num_envs: 8, kwargs: {...}}``, or ``{pettingzoo: mpe2.simple_spread_v3,
@@ -455,6 +455,44 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- tune ----------------------------------------------------------------------------------------------------------
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    try:
+        from skrl_like import tune
+    except ImportError as error:
+        raise CommandLineError("tune needs Ray Tune: pip install 'skrl_like[tune]'") from error
+    sweep = tune.read_sweep(args.file)
+    if args.samples is not None:
+        if args.samples < 1:
+            raise CommandLineError(f"--samples must be >= 1, got {args.samples}")
+        sweep["samples"] = args.samples
+    if args.storage is not None:
+        sweep["storage"] = args.storage
+    results = tune.run_sweep(sweep, address=args.address)
+    metric = sweep.get("metric", tune.METRIC)
+    keys = list(sweep.get("param_space") or {})
+    print("  ".join(["trial", *keys, metric, "iterations", "status"]))
+    for result in results:
+        values = [str(result.config.get(key)) for key in keys]
+        status = "error" if result.error else "done"
+        row = [
+            str(result.metrics.get("trial_id")),
+            *values,
+            str(result.metrics.get(metric)),
+            str(result.metrics.get("training_iteration")),
+            status,
+        ]
+        print("  ".join(row))
+    if results.num_errors == len(results):
+        raise CommandLineError(f"every trial failed; the first error: {results.errors[0]}")
+    best = results.get_best_result()
+    print(f"best: {best.metrics.get('trial_id')} {metric}={best.metrics.get(metric)} ({best.path})")
+    print(f"best checkpoint: {best.checkpoint.path if best.checkpoint else None}")
+    return 0
+
+
 # -- entry point ---------------------------------------------------------------------------------------------------
 
 
@@ -463,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="skrl_like", description="Train, evaluate and plot skrl_like runs (see docs/command-line.md)."
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log the library's info messages")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,plot}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{train,eval,plot,tune}")
 
     train = commands.add_parser("train", help="train (or resume) an agent; prints the run directory at the end")
     train.add_argument("-f", "--file", help="a YAML configuration, or a tuned one by name (tuned/ppo_cartpole.yaml)")
@@ -489,6 +527,13 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     plot.add_argument("-o", "--output", default="plot.png", help="the PNG file (default: plot.png)")
     plot.set_defaults(handler=cmd_plot)
+
+    sweep = commands.add_parser("tune", help="a Ray Tune sweep (grid, random, ASHA, PBT) over config keys")
+    sweep.add_argument("-f", "--file", required=True, help="the sweep file (see docs/scaling-out.md)")
+    sweep.add_argument("--address", help="an existing Ray cluster (ray://HOST:10001 or auto); default: a local Ray")
+    sweep.add_argument("--samples", type=int, help="instead of the file's samples")
+    sweep.add_argument("--storage", help="where Tune writes the trials (default: the file's storage, or runs/tune)")
+    sweep.set_defaults(handler=cmd_tune)
     return parser
 
 
