@@ -11,7 +11,6 @@ This is the only module of the package that imports ``ray`` (extra ``tune``: ``p
 """
 
 import copy
-import difflib
 import importlib
 import json
 import os
@@ -24,6 +23,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("skrl_like.tune needs Ray Tune: pip install 'skrl_like[tune]' (ray[tune])") from error
 
+from skrl_like.core.config import did_you_mean
 from skrl_like.core.runner import SECTIONS, RunnerConfigError, apply_overrides, check_config, read_yaml
 
 RETURN_TAG = "Reward / Total reward (mean)"
@@ -201,9 +201,7 @@ class SweepConfigError(RunnerConfigError):
 
 
 def _unknown_key(key: Any, known: Any, where: str) -> SweepConfigError:
-    close = difflib.get_close_matches(str(key), list(known), n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return SweepConfigError(f"Unknown {where} '{key}'.{hint} Valid: {', '.join(known)}")
+    return SweepConfigError(f"Unknown {where} '{key}'.{did_you_mean(key, known)} Valid: {', '.join(known)}")
 
 
 def read_sweep(path: str) -> Dict[str, Any]:

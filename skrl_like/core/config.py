@@ -11,11 +11,17 @@ from skrl_like import logger
 _VALIDATED_SUBDICTS = ("experiment", "exploration")
 
 
+def did_you_mean(name: Any, candidates: Any, shown: Optional[Mapping[str, str]] = None) -> str:
+    """``" Did you mean 'x'?"`` for the candidate closest to ``name`` (as ``shown[x]`` when given), else ``""``."""
+    close = difflib.get_close_matches(str(name), [str(candidate) for candidate in candidates], n=1)
+    if not close:
+        return ""
+    return f" Did you mean '{shown[close[0]] if shown else close[0]}'?"
+
+
 def _unknown_key_error(key: str, valid: Any, where: str) -> ValueError:
     valid = sorted(valid)
-    close = difflib.get_close_matches(key, valid, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return ValueError(f"Unknown key '{key}' in {where}.{hint} Valid keys: {', '.join(valid)}")
+    return ValueError(f"Unknown key '{key}' in {where}.{did_you_mean(key, valid)} Valid keys: {', '.join(valid)}")
 
 
 def _copy_dicts(value: Any) -> Any:

@@ -12,7 +12,6 @@ them, the ``Runner`` (which is given a wrapped env) ignores them.
 """
 
 import copy
-import difflib
 import importlib
 from collections.abc import Mapping
 from typing import Any, Dict, Optional, Tuple
@@ -20,6 +19,7 @@ from typing import Any, Dict, Optional, Tuple
 import yaml
 
 from skrl_like import logger
+from skrl_like.core.config import did_you_mean
 from skrl_like.utils import set_seed
 
 
@@ -102,8 +102,7 @@ def _display_names(table: Mapping[str, Tuple[str, str]]) -> Dict[str, str]:
 
 def _unknown(kind: str, name: Any, table: Mapping[str, Tuple[str, str]], where: str) -> RunnerConfigError:
     names = _display_names(table)
-    close = difflib.get_close_matches(component_key(name), list(table), n=1)
-    hint = f" Did you mean '{names[close[0]]}'?" if close else ""
+    hint = did_you_mean(component_key(name), table, shown=names)
     return RunnerConfigError(
         f"Unknown {kind} {name!r} in {where}.{hint} Known: {', '.join(sorted(set(names.values())))}"
     )
@@ -142,10 +141,9 @@ def check_config(cfg: Any) -> None:
         raise RunnerConfigError(f"The Runner configuration must be a dict, got {type(cfg).__name__}")
     for key in cfg:
         if key not in SECTIONS:
-            close = difflib.get_close_matches(str(key), SECTIONS, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
             raise RunnerConfigError(
-                f"Unknown section '{key}' in the Runner configuration.{hint} Valid: {', '.join(SECTIONS)}"
+                f"Unknown section '{key}' in the Runner configuration.{did_you_mean(key, SECTIONS)} "
+                f"Valid: {', '.join(SECTIONS)}"
             )
     for section in ("models", "agent"):
         if not isinstance(cfg.get(section), Mapping):

@@ -232,7 +232,7 @@ def test_clear_errors():
         CompiledTrainer(env=env, agents=make_agent(env), cfg={**QUIET, "timesteps": 24, "updates_per_chunk": 2})
     with pytest.raises(ValueError, match=r"\['seeds'\] must be None .* or a non-empty list of int seeds"):
         CompiledTrainer(env=env, agents=make_agent(env), cfg={**QUIET, "seeds": "0"})
-    with pytest.raises(ValueError, match="did you mean 'learning_rate'"):
+    with pytest.raises(ValueError, match="Did you mean 'learning_rate'"):
         CompiledTrainer(env=env, agents=make_agent(env), cfg={**QUIET, "sweep": {"learning_rat": [1e-3]}})
     with pytest.raises(ValueError, match="'rollouts' .* shapes the compiled function"):
         CompiledTrainer(env=env, agents=make_agent(env), cfg={**QUIET, "sweep": {"rollouts": [8, 16]}})

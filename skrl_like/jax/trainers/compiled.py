@@ -16,7 +16,6 @@ every chunk of ``cfg["updates_per_chunk"]`` updates.
 
 import contextlib
 import copy
-import difflib
 import numbers
 import os
 import sys
@@ -28,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
+from skrl_like.core.config import did_you_mean
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.jax.agents.on_policy import LearnerState, OnPolicyAgent, UpdateReport
@@ -198,9 +198,7 @@ class CompiledTrainer(Trainer):
         ((name, values),) = sweep.items()
         where = f"CompiledTrainer cfg['sweep'] key '{name}'"
         if name not in agent.cfg:
-            close = difflib.get_close_matches(name, list(agent.cfg), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg{hint}")
+            raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg.{did_you_mean(name, agent.cfg)}")
         if name in _STRUCTURAL_KEYS or not _is_number(agent.cfg[name]):
             raise ValueError(
                 f"{where}: {name!r} ({agent.cfg[name]!r}) is not a number the update reads as a value (it shapes the "
