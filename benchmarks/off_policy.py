@@ -7,6 +7,11 @@ library's environment:
     .venv/bin/python benchmarks/off_policy.py --library skrl_like --backend torch --algorithm SAC --seed 0
     /work/bench_venvs/torch/bin/python benchmarks/off_policy.py --library skrl --backend torch --algorithm SAC
     /work/bench_venvs/jax/bin/python benchmarks/off_policy.py --library skrl --backend jax --algorithm SAC
+    /work/bench_venvs/sbx/bin/python benchmarks/off_policy.py --library sbx --backend jax --algorithm SAC
+
+``--library sbx`` trains SBX (``sbx-rl``, the JAX port of Stable-Baselines3) with the same hyperparameters as far
+as its API can express them (its actor has a state-dependent log-std head; the entropy coefficient learns at the
+actor's rate); it is a peer for throughput, built by ``sbx_agent`` below.
 
 Hyperparameters are written once, in ``HYPERPARAMETERS`` below, and printed with every result. Prints ONE JSON
 line: library, backend, algorithm, env, seed, timesteps, seconds (``trainer.train()`` only, JAX compilation
@@ -267,9 +272,47 @@ def make_env(m: dict, library: str, env_id: str, num_envs: int, seed: int):
     return env
 
 
+def sbx_agent(algorithm: str, hyper: dict, seed: int):
+    """SBX's SAC / TD3 / DQN on a one-env ``DummyVecEnv`` with ``HYPERPARAMETERS``' values (SB3's
+    ``learning_starts`` acts at random before learning, as our ``random_timesteps`` = ``learning_starts`` does)."""
+    import sbx
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    cfg = hyper["cfg"]
+    common = {"buffer_size": hyper["memory_size"], "batch_size": cfg["batch_size"], "gamma": cfg["discount_factor"],
+              "gradient_steps": cfg["gradient_steps"], "train_freq": 1, "learning_starts": cfg["learning_starts"],
+              "policy_kwargs": {"net_arch": hyper["hidden"]}, "seed": seed, "verbose": 0}
+    env = gymnasium.make(hyper["env"])
+    if algorithm == "DQN":
+        fraction = cfg["exploration"]["timesteps"] / hyper["timesteps"]
+        return sbx.DQN("MlpPolicy", env, learning_rate=cfg["learning_rate"], tau=cfg["polyak"],
+                       target_update_interval=cfg["target_update_interval"], exploration_fraction=fraction,
+                       exploration_final_eps=cfg["exploration"]["final_epsilon"], **common)
+    common.update(tau=cfg["polyak"], learning_rate=cfg["actor_learning_rate"], qf_learning_rate=cfg["critic_learning_rate"])
+    if algorithm == "SAC":
+        return sbx.SAC("MlpPolicy", env, ent_coef="auto_1.0", **common)
+    noise = NormalActionNoise(np.zeros(1), np.full(1, hyper["exploration_noise_std"]))
+    return sbx.TD3("MlpPolicy", env, policy_delay=cfg["policy_delay"], target_policy_noise=hyper["smooth_noise_std"],
+                   target_noise_clip=cfg["smooth_regularization_clip"], action_noise=noise, **common)
+
+
+def sbx_evaluate(model, env_id: str, seed: int) -> float:
+    """Mean return of EVAL_EPISODES deterministic episodes of an SBX model, seeded as ``evaluate`` seeds ours."""
+    env = gymnasium.make_vec(env_id, num_envs=EVAL_EPISODES, vectorization_mode="sync")
+    observations, _ = env.reset(seed=EVAL_SEED_OFFSET + seed)
+    returns, running = np.zeros(EVAL_EPISODES), np.ones(EVAL_EPISODES, dtype=bool)
+    while running.any():
+        actions, _ = model.predict(observations, deterministic=True)
+        observations, rewards, terminated, truncated, _ = env.step(actions)
+        returns += np.where(running, rewards, 0.0)
+        running &= ~(terminated | truncated)
+    env.close()
+    return float(returns.mean())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--library", choices=("skrl", "skrl_like"), default="skrl_like")
+    parser.add_argument("--library", choices=("skrl", "skrl_like", "sbx"), default="skrl_like")
     parser.add_argument("--backend", choices=("torch", "jax"), default="torch")
     parser.add_argument("--algorithm", choices=sorted(HYPERPARAMETERS), default="SAC")
     parser.add_argument("--seed", type=int, default=0)
@@ -279,6 +322,15 @@ def main() -> None:
     args = parser.parse_args()
     hyper = HYPERPARAMETERS[args.algorithm]
     timesteps = args.timesteps or hyper["timesteps"]
+    if args.library == "sbx":
+        args.backend = "jax"
+        model = sbx_agent(args.algorithm, {**hyper, "memory_size": args.memory_size or hyper["memory_size"]}, args.seed)
+        start = time.perf_counter()
+        model.learn(total_timesteps=timesteps)
+        seconds = time.perf_counter() - start
+        eval_return = None if args.no_eval else sbx_evaluate(model, hyper["env"], args.seed)
+        report(args, hyper, timesteps, seconds, eval_return)
+        return
 
     m = modules(args.library, args.backend)
     m["utils"].set_seed(args.seed)
@@ -304,6 +356,11 @@ def main() -> None:
     role = "q_network" if args.algorithm in ("DQN", "DDQN") else "policy"
     eval_return = None if args.no_eval else evaluate(agent.models[role], role, hyper["env"], args.seed, args.backend)
     env.close()
+    report(args, hyper, timesteps, seconds, eval_return)
+
+
+def report(args: argparse.Namespace, hyper: dict, timesteps: int, seconds: float, eval_return) -> None:
+    """Print the run's one JSON line."""
     result = {
         "library": args.library, "backend": args.backend, "algorithm": args.algorithm, "env": hyper["env"],
         "seed": args.seed, "timesteps": timesteps, "seconds": round(seconds, 3),

@@ -6,6 +6,8 @@
 # Run it ALONE on an idle machine (peers: bash benchmarks/setup_peers.sh).
 #
 #   ALGORITHMS="SAC TD3" TIMESTEPS=5000 NO_EVAL=1 bash benchmarks/run_side_by_side.sh      # throughput, side by side
+#   ALGORITHMS="SAC TD3" ENTRIES="ours-torch ours-jax skrl-torch skrl-jax sbx" TIMESTEPS=5000 NO_EVAL=1 bash \
+#     benchmarks/run_side_by_side.sh                                                     # with SBX (setup_peers.sh)
 #   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_side_by_side.sh     # returns, default budgets
 #   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 #   SCRIPT=multi_agent ALGORITHMS="IPPO MAPPO" SEEDS="0 1 2 3 4" ENTRIES="ours-torch skrl-torch" \
@@ -30,6 +32,7 @@ run_entry() {  # entry algorithm seed
   case "$1" in
     ours-*) library=skrl_like; backend=${1#ours-}; python=.venv/bin/python ;;
     skrl-*) library=skrl; backend=${1#skrl-}; python="$BENCH_VENVS/$backend/bin/python" ;;
+    sbx) library=sbx; backend=jax; python="$BENCH_VENVS/sbx/bin/python" ;;  # off_policy.py only
   esac
   "$python" "benchmarks/$SCRIPT.py" --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
     "${EXTRA[@]}" >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"

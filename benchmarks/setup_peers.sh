@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Recreate the two benchmark-peer virtual environments OUTSIDE the repository.
+# Recreate the three benchmark-peer virtual environments OUTSIDE the repository.
 #
 #   /work/bench_venvs/torch : torch 2.13.0 (local CPU wheel) + skrl 1.4.3 + stable-baselines3 + gymnasium 1.4.0
 #                             + pettingzoo 1.27.0 + mpe2 1.1.1 (benchmarks/multi_agent.py, the main venv's versions)
 #   /work/bench_venvs/jax   : skrl 1.4.3 + jax/jaxlib 0.9.2 + flax 0.12.6 + optax 0.2.8 + gymnasium 1.4.0, NO torch
+#   /work/bench_venvs/sbx   : sbx-rl 0.28.0 (SBX, the JAX port of Stable-Baselines3) + jax 0.10.2 and flax 0.12.8
+#                             as our own venv + torch 2.13.0 (stable-baselines3 needs it) + gymnasium 1.4.0
 #
 # Usage:  bash benchmarks/setup_peers.sh [--force]      (BENCH_VENVS=/other/dir to relocate)
 #
@@ -23,6 +25,7 @@ FORCE=0
 mkdir -p "$ROOT"
 CONS_TORCH="$ROOT/constraints-torch.txt"
 CONS_JAX="$ROOT/constraints-jax.txt"
+CONS_SBX="$ROOT/constraints-sbx.txt"
 
 cat > "$CONS_TORCH" <<'C'
 torch==2.13.0
@@ -39,6 +42,17 @@ flax==0.12.6
 optax==0.2.8
 gymnasium==1.4.0
 skrl==1.4.3
+C
+
+cat > "$CONS_SBX" <<'C'
+torch==2.13.0
+gymnasium==1.4.0
+jax==0.10.2
+jaxlib==0.10.2
+flax==0.12.8
+optax==0.2.8
+stable-baselines3==2.9.2
+sbx-rl==0.28.0
 C
 
 make_venv() {
@@ -62,9 +76,15 @@ if "$ROOT/jax/bin/python" -c "import importlib.util,sys; sys.exit(importlib.util
     exit 1
 fi
 
+# ---------------------------------------------------------------- SBX peer venv
+make_venv "$ROOT/sbx"
+"$ROOT/sbx/bin/pip" install -c "$CONS_SBX" "torch==2.13.0"
+"$ROOT/sbx/bin/pip" install -c "$CONS_SBX" "sbx-rl==0.28.0"
+
 # ---------------------------------------------------------------- record exact versions
 "$ROOT/torch/bin/pip" freeze > "$ROOT/torch-freeze.txt"
 "$ROOT/jax/bin/pip" freeze > "$ROOT/jax-freeze.txt"
+"$ROOT/sbx/bin/pip" freeze > "$ROOT/sbx-freeze.txt"
 "$ROOT/torch/bin/python" -c "import torch, skrl, stable_baselines3, gymnasium as g; print('torch peer:', torch.__version__, 'skrl', skrl.__version__, 'sb3', stable_baselines3.__version__, 'gymnasium', g.__version__)"
 "$ROOT/jax/bin/python" -c "import jax, flax, optax, skrl, gymnasium as g; print('jax peer:', jax.__version__, 'flax', flax.__version__, 'optax', optax.__version__, 'skrl', skrl.__version__, 'gymnasium', g.__version__)"
 echo "peer venvs ready under $ROOT (freeze files: $ROOT/*-freeze.txt)"
