@@ -550,13 +550,12 @@ class AgentCore:
 
     def _saves_memory_contents(self, memory: Any) -> bool:
         """``cfg["experiment"]["checkpoint_memory"]``: ``True``/``False`` always/never save the memory contents;
-        ``"auto"`` saves those of off-policy agents (a replay memory is the data they learn from) and those of an
-        on-policy agent's memory only in the middle of a rollout (at a rollout's end every row is rewritten before it
+        ``"auto"`` saves those of a replay (:attr:`samples_memory_at_random`: the data off-policy agents learn from)
+        and those of any other agent's memory only in the middle of a rollout (at a rollout's end every row is rewritten before it
         is read again, so nothing of it is needed)."""
         if self.checkpoint_memory != "auto":
             return bool(self.checkpoint_memory)
-        off_policy = "rollouts" not in self.cfg
-        return off_policy or bool(memory.memory_index or memory.env_index)
+        return self.samples_memory_at_random or bool(memory.memory_index or memory.env_index)
 
     def _is_array(self, value: Any) -> bool:
         """Backend: ``value`` is one of the backend's arrays (not a trainable parameter)."""
