@@ -84,3 +84,17 @@ def test_parameters_finite_flags_nan_and_inf():
     with torch.no_grad():
         layer.bias[1] = math.inf
     assert not bool(parameters_finite(list(layer.parameters())))
+
+
+def test_scoring_only_differentiates_toward_the_inputs_and_restores_each_flag():
+    from skrl_like.torch.agents.off_policy import scoring_only
+
+    critic = nn.Linear(3, 1)
+    critic.bias.requires_grad_(False)  # a user's own choice, kept
+    actions = torch.ones(2, 3, requires_grad=True)
+    with scoring_only(list(critic.parameters())):
+        value = critic(actions).sum()
+    value.backward()
+    assert critic.weight.grad is None and critic.bias.grad is None
+    torch.testing.assert_close(actions.grad, critic.weight.detach().expand(2, 3))
+    assert critic.weight.requires_grad and not critic.bias.requires_grad

@@ -187,6 +187,26 @@ def test_one_update_matches_the_numpy_reference(fixed_batch_and_noise):
     assert tracked["Coefficient / Entropy coefficient"] == pytest.approx(math.exp(new["log_alpha"][0]), rel=1e-5)
 
 
+def test_the_policy_step_leaves_the_critics_gradients_as_the_critic_step_left_them(fixed_batch_and_noise, monkeypatch):
+    # the actor loss differentiates through the critics toward the actions only: no weight gradient of theirs is
+    # recorded (skrl adds them to .grad, to be zeroed unused), and the parameters are trainable again afterwards
+    agent = make_sac(OBSERVATIONS, ACTIONS, 16, policy=LinearPolicy, critic=LinearCritic, batch_size=BATCH_SIZE)
+    set_linear_weights(agent.models, initial_weights())
+    agent.init()
+    critics = agent._critic_parameters
+    snapshots, step = [], sac_module.optimizer_step
+
+    def recording_step(loss, optimizer, parameters, *args, **kwargs):
+        step(loss, optimizer, parameters, *args, **kwargs)
+        snapshots.append([parameter.grad.clone() for parameter in critics])
+
+    monkeypatch.setattr(sac_module, "optimizer_step", recording_step)
+    agent._update(0, 1)
+    after_critic_step, after_policy_step = snapshots[0], snapshots[1]
+    assert all(torch.equal(a, b) for a, b in zip(after_critic_step, after_policy_step))
+    assert all(parameter.requires_grad for parameter in critics)
+
+
 @pytest.mark.parametrize("log_std, rises", [(-3.0, True), (0.0, False)])
 def test_the_entropy_coefficient_moves_toward_the_target_entropy(fixed_batch_and_noise, log_std, rises):
     # a 1-D Normal's entropy is 1.42 + log_std: -1.58 is below the target -1 (alpha must rise), 1.42 above it

@@ -4,7 +4,8 @@ exploration noise and epsilon-greedy actions. The neutral half (schedules, check
 :func:`skrl_like.torch.agents.mechanics.optimizer_step` and :func:`~skrl_like.torch.agents.mechanics.td_targets`.
 """
 
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+import contextlib
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
 
 import torch
 
@@ -54,6 +55,25 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
 def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:
     """A fresh uniform batch of ``batch_size`` transitions: one tensor per name (called once per gradient step)."""
     return memory.sample(names=names, batch_size=batch_size)[0]
+
+
+@contextlib.contextmanager
+def scoring_only(parameters: Sequence[torch.Tensor]) -> Iterator[None]:
+    """Run the critics' forward pass inside an actor loss without recording their weights' gradients.
+
+    The actor loss steps the policy only: the critics are differentiated through (toward the actions) but their own
+    weight gradients would be computed and then discarded by the next ``zero_grad`` (skrl computes them). Skipping
+    them saves one weight-gradient product per critic layer, about a tenth of a SAC gradient step's arithmetic,
+    with the same numbers. The flags each parameter had are restored afterwards (the graph keeps what it recorded).
+    """
+    flags = [parameter.requires_grad for parameter in parameters]
+    for parameter in parameters:
+        parameter.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for parameter, flag in zip(parameters, flags):
+            parameter.requires_grad_(flag)
 
 
 def add_noise(

@@ -26,7 +26,13 @@ from skrl_like.torch.agents.mechanics import (
     step_scheduler,
     td_targets,
 )
-from skrl_like.torch.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batch
+from skrl_like.torch.agents.off_policy import (
+    create_replay_tensors,
+    exploration_act,
+    init_target,
+    sample_batch,
+    scoring_only,
+)
 
 DDPG_DEFAULT_CONFIG = with_backend_keys(
     neutral.DDPG_DEFAULT_CONFIG,
@@ -187,7 +193,7 @@ class DDPG(Agent):
             )
 
             # policy loss: the updated critic's value of the actor's actions, maximised
-            with self._autocast():
+            with self._autocast(), scoring_only(self._critic_parameters):
                 policy_actions, _, _ = self.policy.act({"states": states}, role="policy")
                 q_values, _, _ = self.critic.act({"states": states, "taken_actions": policy_actions}, role="critic")
                 policy_loss = -q_values.float().mean()

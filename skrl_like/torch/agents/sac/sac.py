@@ -25,7 +25,13 @@ from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
-from skrl_like.torch.agents.off_policy import create_replay_tensors, init_target, sample_batch, warn_if_identical
+from skrl_like.torch.agents.off_policy import (
+    create_replay_tensors,
+    init_target,
+    sample_batch,
+    scoring_only,
+    warn_if_identical,
+)
 from skrl_like.torch.models import GaussianMixin, MultivariateGaussianMixin
 
 SAC_DEFAULT_CONFIG = with_backend_keys(
@@ -191,7 +197,7 @@ class SAC(Agent):
             )
 
             # policy loss: reparameterised actions, scored by the freshly stepped critics
-            with self._autocast():
+            with self._autocast(), scoring_only(self._critic_parameters):
                 sampled_actions, log_prob, _ = self.policy.act({"states": states}, role="policy")
                 inputs = {"states": states, "taken_actions": sampled_actions}
                 critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")

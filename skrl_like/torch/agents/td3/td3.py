@@ -34,6 +34,7 @@ from skrl_like.torch.agents.off_policy import (
     exploration_act,
     init_target,
     sample_batch,
+    scoring_only,
     smoothed_target_actions,
     warn_if_identical,
 )
@@ -223,7 +224,7 @@ class TD3(Agent):
             self._critic_update_counter += 1
             delayed = neutral.delayed_step(self._critic_update_counter, cfg["policy_delay"])
             if delayed:
-                with self._autocast():
+                with self._autocast(), scoring_only(self._critic_parameters):
                     actions, _, _ = self.policy.act({"states": states}, role="policy")
                     policy_q_values, _, _ = self.critic_1.act(
                         {"states": states, "taken_actions": actions}, role="critic_1"
