@@ -42,24 +42,30 @@ def build(
     experiment=None,
     trainer_cfg=None,
     num_envs=2,
+    trainer="SequentialTrainer",
+    evaluation_env=False,
 ):
     """The trainer of one scenario: the repository's example agent made tiny, on ``num_envs`` sync sub-envs.
 
-    ``ppo_cfg``, ``experiment`` and ``trainer_cfg`` update the PPO config, the experiment dict and the trainer cfg.
+    ``ppo_cfg``, ``experiment`` and ``trainer_cfg`` update the PPO config, the experiment dict and the trainer cfg;
+    ``trainer`` names the trainer class; ``evaluation_env`` gives it a second env built like the training one.
     """
     if backend == "torch":
+        from skrl_like.torch import trainers
         from skrl_like.torch.envs.wrappers import wrap_env
         from skrl_like.torch.resources.preprocessors import RunningStandardScaler
         from skrl_like.torch.resources.schedulers import KLAdaptiveLR
-        from skrl_like.torch.trainers import SequentialTrainer
     else:
+        from skrl_like.jax import trainers
         from skrl_like.jax.envs.wrappers import wrap_env
         from skrl_like.jax.resources.preprocessors import RunningStandardScaler
         from skrl_like.jax.resources.schedulers import KLAdaptiveLR
-        from skrl_like.jax.trainers import SequentialTrainer
 
     set_seed(7)
     env = wrap_env(gym.make_vec(ENVS[algorithm], num_envs=num_envs, vectorization_mode="sync"))
+    evaluation = None
+    if evaluation_env:
+        evaluation = wrap_env(gym.make_vec(ENVS[algorithm], num_envs=num_envs, vectorization_mode="sync"))
     experiment = {
         "directory": directory,
         "experiment_name": algorithm,
@@ -98,7 +104,8 @@ def build(
         )
     cfg = {"timesteps": timesteps, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
     cfg.update(trainer_cfg or {})
-    return SequentialTrainer(env=env, agents=agent, cfg=cfg)
+    trainer_class = getattr(trainers, trainer)
+    return trainer_class(env=env, agents=agent, cfg=cfg, evaluation_env=evaluation)
 
 
 def parameters(trainer):

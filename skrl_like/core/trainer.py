@@ -827,11 +827,18 @@ class TrainerCore:
                     save_at = self._at_save_point(timestep, states)
             self._finish_loop(evaluate, states)
 
+    #: whether this trainer is stepped from outside (``StepTrainer``: :meth:`_one_step`), not by a whole-run loop
+    _stepping = False
+
     def _prepare_stepping(self) -> None:
-        """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states."""
+        """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states; all of it
+        goes into a full-state checkpoint (:meth:`save`)."""
+        self._stepping = True
         self._timestep = 0
         self._progress_bar: Optional[tqdm.tqdm] = None
+        self._bar_start = 0  # where the bar starts counting (a restored run's bar continues from its counter)
         self.states = None
+        self._shared_states = None
 
     def _one_step(self, evaluate: bool, timestep: Optional[int], timesteps: Optional[int]) -> Tuple[Any, ...]:
         """Exactly one interaction step; returns ``(next_states, rewards, terminated, truncated, infos)``."""
@@ -840,8 +847,13 @@ class TrainerCore:
             timestep = self._timestep
         timesteps = self.timesteps if timesteps is None else timesteps
         if self._progress_bar is None:
-            self._progress_bar = tqdm.tqdm(total=timesteps, disable=self.disable_progressbar, file=sys.stdout)
+            self._progress_bar = tqdm.tqdm(
+                total=timesteps, initial=self._bar_start, disable=self.disable_progressbar, file=sys.stdout
+            )
         self._progress_bar.update(1)
+        # the timestep the next step takes (as a loop's initial_timestep): a checkpoint is named by it, and the
+        # results rows after it are the ones a restore drops (this step's row, if any, is labelled timestep + 1)
+        self.initial_timestep = timestep + 1
         self._set_running_mode("eval" if evaluate else "train")
         if self._is_multi_agent():
             if self.states is None:
@@ -1023,6 +1035,34 @@ class TrainerCore:
             return None
         return self.env.run_state()
 
+    def _current_states(self) -> Any:
+        """The observations the next step acts on (``None``: the next step resets the env): a loop's resume states,
+        or a ``StepTrainer``'s ``states`` (with the shared states, for a multi-agent env)."""
+        if not self._stepping:
+            return self._resume_states
+        if self.states is None:
+            return None
+        return (self.states, self._shared_states) if self._is_multi_agent() else self.states
+
+    def _stepping_state(self) -> Optional[Dict[str, Any]]:
+        """A ``StepTrainer``'s own counter for a checkpoint (``None`` for a whole-run loop): the timestep of its last
+        ``train()``/``eval()`` call made without a ``timestep``."""
+        return {"counter": self._timestep} if self._stepping else None
+
+    def _load_stepping_state(self, state: Optional[Mapping[str, Any]], states: Any) -> None:
+        """Continue a ``StepTrainer`` from a checkpoint: its counter (from a loop's checkpoint: the counter that makes
+        the next step's timestep the loop's next one), the bar from there, and the observations to act on."""
+        self._timestep = max(self.initial_timestep - 1, 0) if state is None else int(state["counter"])
+        self._bar_start = self._timestep
+        if self._progress_bar is not None:
+            self._progress_bar.close()
+            self._progress_bar = None
+        self._resume_states = None  # a step goes on from self.states
+        if states is not None and self._is_multi_agent():
+            self.states, self._shared_states = states
+        else:
+            self.states, self._shared_states = states, None
+
     def save(self, path: Optional[str] = None) -> str:
         """Write a full-state checkpoint of the run (atomically) and return its path.
 
@@ -1031,14 +1071,16 @@ class TrainerCore:
         ``cfg["experiment"]["checkpoint_memory"]``), the timestep the next ``train()`` starts from, the current
         observations, the environment's state where it can be saved, and the random states of Python, NumPy and the
         backend. Without ``path`` it goes to the first agent's ``<experiment_dir>/checkpoints/run_<timestep>.ckpt``
-        and only the last ``cfg["checkpoint_keep"]`` such files (and ``run_best.ckpt``) are kept.
+        and only the last ``cfg["checkpoint_keep"]`` such files (and ``run_best.ckpt``) are kept. A ``StepTrainer``
+        saves between two calls: its ``states``, its step counter, and ``<timestep>`` is its next step's timestep.
 
         :param path: where to write it (a file path); ``None`` for the default location.
         """
         default = path is None
         if default:
             path = checkpoints.checkpoint_path(self._checkpoint_directory(), self.initial_timestep)
-        env_state = self._environment_state() if self._resume_states is not None else None
+        states = self._current_states()
+        env_state = self._environment_state() if states is not None else None
         payload = {
             "backend": self.backend,
             "timestep": self.initial_timestep,
@@ -1046,7 +1088,8 @@ class TrainerCore:
                 "class": type(self).__name__,
                 "num_envs": self.env.num_envs,
                 "scopes": list(self._scopes),
-                "states": self._resume_states if env_state is not None else None,
+                "states": states if env_state is not None else None,
+                "stepping": self._stepping_state(),
             },
             "agents": [agent.run_state() for agent in self._agent_list],
             "random": self._random_state(),
@@ -1064,7 +1107,9 @@ class TrainerCore:
     def restore(self, path: str) -> None:
         """Load a full-state checkpoint written by :meth:`save` into this trainer (built the same way: the same
         agents, models, memories and environment) so that the next ``train()`` continues the run exactly: from the
-        saved timestep (the progress bar and TensorBoard steps continue from it) up to ``cfg["timesteps"]``.
+        saved timestep (the progress bar and TensorBoard steps continue from it) up to ``cfg["timesteps"]``. A
+        ``StepTrainer`` continues with its saved ``states`` and step counter (from a whole-run loop's checkpoint: the
+        counter whose next step is the loop's next timestep).
 
         Everything is checked before anything is changed. Rows of the agents' ``results.jsonl`` after the saved
         timestep (written by the run after its checkpoint, before it stopped) are dropped: the resumed run writes
@@ -1111,6 +1156,8 @@ class TrainerCore:
             if payload["env"] is None:
                 logger.warning(f"{where} holds no environment state: the environment is reset when training resumes")
         self.initial_timestep, self._resume_states = int(payload["timestep"]), states
+        if self._stepping:
+            self._load_stepping_state(trainer.get("stepping"), states)
         if self._evaluation is not None and payload.get("evaluation") is not None:
             self._evaluation.load_best_state(payload["evaluation"])
         for agent in self._agent_list:

@@ -348,3 +348,49 @@ def test_a_multi_agent_run_and_its_pettingzoo_env_resume_exactly(tmp_path):
     second.restore(path)
     second.train()
     assert arrays_equal(policies(whole), policies(second))
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_a_step_trainer_saved_after_n_calls_and_restored_into_a_new_one_equals_2n_calls(backend, tmp_path):
+    calls = 10  # mid-rollout (PPO updates every 8 steps) and mid-episode
+
+    def step_trainer(name):
+        return build(backend, "ppo", 2 * calls, str(tmp_path / name), trainer="StepTrainer")
+
+    whole = step_trainer("whole")
+    for _ in range(calls):
+        whole.train()
+    path = whole.save()  # (saving changes nothing: the run goes on as if it had not saved)
+    assert os.path.basename(path) == f"run_{calls + 1}.ckpt"  # the next step's timestep (skrl's counter is 1-based)
+    for _ in range(calls):
+        whole.train()
+    second = step_trainer("second")
+    second.restore(path)
+    assert second._timestep == calls and second.states is not None
+    for _ in range(calls):
+        second.train()
+    assert second._timestep == 2 * calls
+    assert arrays_equal(parameters(whole), parameters(second))
+    # the results rows continue the saved run's: the same timesteps and episode statistics as the uninterrupted run
+    whole_rows, second_rows = (
+        load_run(str(tmp_path / "whole" / "ppo")).rows,
+        load_run(str(tmp_path / "second" / "ppo")).rows,
+    )
+    assert [row["timestep"] for row in second_rows] == [row["timestep"] for row in whole_rows][-len(second_rows) :]
+    assert [row.get("Reward / Total reward (mean)") for row in second_rows] == [
+        row.get("Reward / Total reward (mean)") for row in whole_rows[-len(second_rows) :]
+    ]
+
+
+def test_a_step_trainer_continues_a_sequential_trainers_checkpoint_at_its_next_timestep(tmp_path):
+    whole = build("torch", "ppo", 2 * STEPS, str(tmp_path / "whole"))
+    whole.train()
+    first = build("torch", "ppo", STEPS, str(tmp_path / "first"))
+    first.train()
+    path = first.save()
+    stepping = build("torch", "ppo", 2 * STEPS, str(tmp_path / "second"), trainer="StepTrainer")
+    stepping.restore(path)
+    for timestep in range(STEPS, 2 * STEPS):  # the loop's timesteps, passed explicitly
+        stepping.train(timestep)
+    assert stepping._timestep == STEPS - 1 and stepping.initial_timestep == 2 * STEPS
+    assert arrays_equal(parameters(whole), parameters(stepping))
