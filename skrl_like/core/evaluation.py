@@ -12,6 +12,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
+from skrl_like import logger
+
 
 def play_episodes(
     trainer: Any, env: Any, num_episodes: int, max_timesteps: int = 1_000_000
@@ -128,12 +130,33 @@ class Evaluation:
         self.best_timestep: Optional[int] = None
         self.best_return = -np.inf
 
-    def best_state(self) -> Dict[str, Any]:
-        """The best evaluation so far, for a full-state checkpoint."""
-        return {"best_timestep": self.best_timestep, "best_return": float(self.best_return)}
+    def run_state(self) -> Dict[str, Any]:
+        """What a full-state checkpoint keeps so that a resumed run evaluates as the uninterrupted one: the best
+        evaluation so far (the best checkpoint is chosen against it), the latest results, and the evaluation env's
+        own state (its sub-environments go on mid-episode from one evaluation to the next, with their generators),
+        ``None`` where the env cannot save it (a resumed run's next evaluation then starts from a reset)."""
+        env_state = None
+        if getattr(type(self.env), "run_state", None) is not None:
+            env_state = self.env.run_state()
+        return {
+            "best_timestep": self.best_timestep,
+            "best_return": float(self.best_return),
+            "last_results": self.last_results,
+            "env": env_state,
+        }
 
-    def load_best_state(self, state: Dict[str, Any]) -> None:
+    def load_run_state(self, state: Dict[str, Any], where: str) -> None:
+        """Load :meth:`run_state`'s dict (a checkpoint written before evaluation kept its env holds only the best)."""
         self.best_timestep, self.best_return = state["best_timestep"], state["best_return"]
+        self.last_results = state.get("last_results")
+        env_state = state.get("env")
+        if env_state is not None and getattr(type(self.env), "load_run_state", None) is not None:
+            self.env.load_run_state(env_state)
+        else:
+            logger.warning(
+                f"{where} holds no state of the evaluation environment: the next evaluation starts it from a reset, "
+                "so its results may differ from the uninterrupted run's"
+            )
 
     def due(self, timestep: int) -> bool:
         return timestep % self.interval == 0

@@ -1094,8 +1094,9 @@ class TrainerCore:
             "agents": [agent.run_state() for agent in self._agent_list],
             "random": self._random_state(),
             "env": env_state,
-            # the best evaluation so far, so that a resumed run keeps choosing its best checkpoint against it
-            "evaluation": None if self._evaluation is None else self._evaluation.best_state(),
+            # the evaluation env's state and the best evaluation so far: a resumed run evaluates as the uninterrupted
+            # one and keeps choosing its best checkpoint against it
+            "evaluation": None if self._evaluation is None else self._evaluation.run_state(),
         }
         checkpoints.write_checkpoint(path, payload)
         if default:
@@ -1159,7 +1160,7 @@ class TrainerCore:
         if self._stepping:
             self._load_stepping_state(trainer.get("stepping"), states)
         if self._evaluation is not None and payload.get("evaluation") is not None:
-            self._evaluation.load_best_state(payload["evaluation"])
+            self._evaluation.load_run_state(payload["evaluation"], where)
         for agent in self._agent_list:
             if hasattr(agent, "experiment_dir"):
                 truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)

@@ -394,3 +394,36 @@ def test_a_step_trainer_continues_a_sequential_trainers_checkpoint_at_its_next_t
         stepping.train(timestep)
     assert stepping._timestep == STEPS - 1 and stepping.initial_timestep == 2 * STEPS
     assert arrays_equal(parameters(whole), parameters(stepping))
+
+
+def test_with_evaluation_during_training_a_restored_run_evaluates_as_the_uninterrupted_one(tmp_path):
+    # the evaluation env's sub-envs run on mid-episode from one evaluation to the next: the checkpoint must hold them
+    evaluation = {"evaluation_interval": 12, "evaluation_episodes": 3}
+
+    def evaluated(name):
+        return build("torch", "ppo", STEPS, str(tmp_path / name), trainer_cfg=evaluation, evaluation_env=True)
+
+    whole = evaluated("whole")
+    whole.train()
+    path = whole.save()
+    whole.timesteps = 2 * STEPS
+    whole.train()
+    resumed = evaluated("resumed")
+    resumed.restore(path)
+    assert resumed.last_evaluation["timestep"] == STEPS
+    resumed.timesteps = 2 * STEPS
+    resumed.train()
+    assert arrays_equal(parameters(whole), parameters(resumed))
+
+    def evaluations(name):
+        rows = load_run(str(tmp_path / name / "ppo")).rows
+        return [
+            (row["timestep"], {tag: value for tag, value in row.items() if tag.startswith("Evaluation / ")})
+            for row in rows
+            if row["timestep"] > STEPS and any(tag.startswith("Evaluation / ") for tag in row)
+        ]
+
+    assert [timestep for timestep, _ in evaluations("resumed")] == [48, 60, 72]
+    assert evaluations("resumed") == evaluations("whole")
+    assert resumed.last_evaluation == whole.last_evaluation
+    assert resumed._evaluation.best_timestep == whole._evaluation.best_timestep
