@@ -167,6 +167,42 @@ def make_callbacks(value: Any, where: str = "cfg['callbacks']") -> Optional[Call
     return _one_callbacks(value, where)
 
 
+class AgentHooks:
+    """What a trainer runs inside its agents, at the two points every agent has: around each update
+    (``AgentCore._update_when_due``) and before each results row (``AgentCore.write_tracking_data``).
+
+    The trainer sets it as each agent's ``trainer_hooks`` while it trains, only when its configuration needs it
+    (a callback that overrides an update hook, or evaluation during training); otherwise the attribute stays
+    ``None`` and the agent calls nothing. Both points run at updates and writes only, never at every step.
+
+    :param trainer: the trainer (handed to the callbacks).
+    :param callbacks: the run's callbacks, when one overrides an update hook (``None`` otherwise).
+    :param evaluation: the trainer's :class:`~skrl_like.core.evaluation.Evaluation` (``None`` without one).
+    """
+
+    def __init__(self, trainer: Any, callbacks: Optional[Callbacks], evaluation: Any) -> None:
+        self.trainer = trainer
+        self.callbacks = callbacks
+        self.evaluation = evaluation
+
+    def update_start(self, agent: Any, timestep: int) -> None:
+        """``on_sample_end`` then ``on_update_start``: the agent's samples are in its memory, its update follows."""
+        callbacks = self.callbacks
+        if callbacks is not None:
+            callbacks.on_sample_end(trainer=self.trainer, agent=agent, timestep=timestep)
+            callbacks.on_update_start(trainer=self.trainer, agent=agent, timestep=timestep)
+
+    def update_end(self, agent: Any, timestep: int) -> None:
+        if self.callbacks is not None:
+            self.callbacks.on_update_end(trainer=self.trainer, agent=agent, timestep=timestep)
+
+    def before_write(self, agent: Any, timestep: int) -> None:
+        """Evaluate when due (the evaluated agent is the trainer's only one), so the results land in this row and
+        describe the policy the row does."""
+        if self.evaluation is not None and self.evaluation.due(timestep):
+            self.evaluation.run(timestep)
+
+
 class EpisodeHooks:
     """The per-sub-environment bookkeeping behind the episode callbacks and custom metrics.
 

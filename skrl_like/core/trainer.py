@@ -21,7 +21,7 @@ import tqdm
 
 from skrl_like import logger
 from skrl_like.core import checkpoints
-from skrl_like.core.callbacks import EPISODE_HOOKS, UPDATE_HOOKS, Callbacks, EpisodeHooks, make_callbacks
+from skrl_like.core.callbacks import EPISODE_HOOKS, UPDATE_HOOKS, AgentHooks, Callbacks, EpisodeHooks, make_callbacks
 from skrl_like.core.config import merge_config
 from skrl_like.core.curriculum import Curriculum
 from skrl_like.core.evaluation import Evaluation, play_episodes
@@ -41,8 +41,6 @@ TRAINER_DEFAULT_CONFIG = {
     "callbacks": None,
     "env_task_fn": None,
 }
-
-_NOT_SET = object()  # an agent attribute that was not set on the instance before a hook was installed
 
 # what the base class falls back to for keys a (custom) subclass does not pass
 _BASE_FALLBACKS = {**TRAINER_DEFAULT_CONFIG, "timesteps": 0}
@@ -471,6 +469,11 @@ class TrainerCore:
             )
         if self.cfg["env_task_fn"] is not None:
             self._curriculum = Curriculum(self.cfg["env_task_fn"], self.env)
+        callbacks = self.callbacks
+        update_callbacks = callbacks if callbacks is not None and any(map(callbacks.overrides, UPDATE_HOOKS)) else None
+        self._agent_hooks: Optional[AgentHooks] = None  # set on the agents while training, when anything needs it
+        if update_callbacks is not None or self._evaluation is not None:
+            self._agent_hooks = AgentHooks(self, update_callbacks, self._evaluation)
 
     @property
     def last_evaluation(self) -> Optional[dict]:
@@ -502,27 +505,22 @@ class TrainerCore:
         if configured:
             raise ValueError(f"{type(self).__name__} does not run cfg {configured}: {why}")
 
-    def _install_agent_hooks(self, evaluate: bool) -> List[Tuple[Any, str, Any]]:
-        """Wrap, for this call only, the agent methods that hooks run around (each agent's ``_update`` for the update
-        callbacks; the first agent's ``write_tracking_data`` for evaluation) and register the results listener
+    def _install_agent_hooks(self, evaluate: bool) -> List[Tuple[Any, Any]]:
+        """For one training call: set the agents' hook point (``trainer_hooks``, run by the agent base class around
+        updates and before results writes: update callbacks, evaluation) and register the results listener
         (``on_train_result``, curriculum). No agent needs code of its own for this. Returns what
         :meth:`_remove_agent_hooks` undoes."""
-        installed: List[Tuple[Any, str, Any]] = []
-
-        def install(agent: Any, name: str, value: Any) -> None:
-            installed.append((agent, name, vars(agent).get(name, _NOT_SET)))
-            setattr(agent, name, value)
-
-        callbacks = self.callbacks
+        installed: List[Tuple[Any, Any]] = []  # (agent, its previous trainer_hooks) or (listeners, the listener)
         if evaluate:
             return installed
-        if callbacks is not None and any(callbacks.overrides(hook) for hook in UPDATE_HOOKS):
-            for agent in self._agent_list:
-                install(agent, "_update", self._observed_update(agent, agent._update))
+        callbacks = self.callbacks
         first = self._agent_list[0]
-        if self._evaluation is not None:
-            self._check_evaluation_interval(first)
-            install(first, "write_tracking_data", self._evaluating_write(first.write_tracking_data))
+        if self._agent_hooks is not None:
+            if self._evaluation is not None:
+                self._check_evaluation_interval(first)
+            for agent in self._agent_list:
+                installed.append((agent, getattr(agent, "trainer_hooks", None)))
+                agent.trainer_hooks = self._agent_hooks
         if self._curriculum is not None and not getattr(first, "write_interval", 0):
             raise ValueError(
                 f"{type(self).__name__}: cfg['env_task_fn'] is called after each results row (a training iteration), "
@@ -532,39 +530,16 @@ class TrainerCore:
         if self._curriculum is not None or (callbacks is not None and callbacks.overrides("on_train_result")):
             listeners = first.result_listeners
             listeners.append(self._on_train_result)
-            installed.append((listeners, "", self._on_train_result))
+            installed.append((listeners, self._on_train_result))
         return installed
 
     @staticmethod
-    def _remove_agent_hooks(installed: List[Tuple[Any, str, Any]]) -> None:
-        for owner, name, previous in reversed(installed):
-            if name == "":  # a listener appended to a list
-                owner.remove(previous)
-            elif previous is _NOT_SET:
-                delattr(owner, name)
+    def _remove_agent_hooks(installed: List[Tuple[Any, Any]]) -> None:
+        for owner, value in reversed(installed):
+            if isinstance(owner, list):  # a listener appended to a result_listeners list
+                owner.remove(value)
             else:
-                setattr(owner, name, previous)
-
-    def _observed_update(self, agent: Any, update: Any) -> Any:
-        callbacks = self.callbacks
-
-        def _update(timestep: int, timesteps: int) -> None:
-            callbacks.on_sample_end(trainer=self, agent=agent, timestep=timestep)
-            callbacks.on_update_start(trainer=self, agent=agent, timestep=timestep)
-            update(timestep, timesteps)
-            callbacks.on_update_end(trainer=self, agent=agent, timestep=timestep)
-
-        return _update
-
-    def _evaluating_write(self, write: Any) -> Any:
-        evaluation = self._evaluation
-
-        def write_tracking_data(timestep: int, timesteps: int) -> None:
-            if evaluation.due(timestep):
-                evaluation.run(timestep)
-            write(timestep, timesteps)
-
-        return write_tracking_data
+                owner.trainer_hooks = value
 
     def _check_evaluation_interval(self, agent: Any) -> None:
         """Evaluation runs right before a write (so its results land in that interval's row and describe the

@@ -138,10 +138,29 @@ def test_a_list_of_callbacks_runs_in_list_order_at_every_hook(backend, tmp_path)
     assert log == expected
 
 
-def test_a_callbacks_class_is_instantiated_and_the_wrapped_methods_are_removed_after_the_run(backend, tmp_path):
-    trainer, agent = train(backend, tmp_path, {"timesteps": 4, "callbacks": Recorder})
-    assert isinstance(trainer.callbacks, Recorder)
-    assert "_update" not in vars(agent) and "write_tracking_data" not in vars(agent)
+def test_a_callbacks_class_is_instantiated_and_its_update_hooks_run_at_the_agents_hook_point(backend, tmp_path):
+    seen = []
+
+    class Checking(Recorder):
+        def on_update_start(self, *, trainer, agent, timestep):
+            # the agent's own methods run (nothing is wrapped); the trainer's hooks are set only while it trains
+            seen.append(("_update" in vars(agent), "write_tracking_data" in vars(agent), agent.trainer_hooks))
+
+    trainer, agent = train(backend, tmp_path, {"timesteps": 4, "callbacks": Checking})
+    assert isinstance(trainer.callbacks, Checking)
+    assert seen == [(False, False, trainer._agent_hooks)] and trainer._agent_hooks is not None
+    assert agent.trainer_hooks is None
+    trainer.eval()  # no updates, no hooks
+    assert len(seen) == 1 and agent.trainer_hooks is None
+
+
+def test_without_update_callbacks_or_evaluation_the_agents_get_no_hooks(backend, tmp_path):
+    class EpisodesOnly(Callbacks):
+        def on_episode_end(self, *, trainer, env_index, episode):
+            assert trainer.agents.trainer_hooks is None  # so the agent calls nothing at its updates and writes
+
+    trainer, _ = train(backend, tmp_path, {"timesteps": 8, "callbacks": EpisodesOnly()})
+    assert trainer._agent_hooks is None
 
 
 def test_custom_metrics_are_reduced_per_write_interval_into_tensorboard(backend, tmp_path):

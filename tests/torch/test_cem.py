@@ -390,3 +390,21 @@ def test_the_example_builds_and_trains_on_a_vector_env():
     assert agent.cfg["percentile"] == example.HYPERPARAMETERS["percentile"]
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 200}).train()
     assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+
+
+def test_update_callbacks_run_around_every_update_at_the_agents_hook_point():
+    from skrl_like.core.callbacks import Callbacks
+
+    log = []
+
+    class Updates(Callbacks):
+        def on_update_start(self, *, trainer, agent, timestep):
+            log.append(("start", timestep))
+
+        def on_update_end(self, *, trainer, agent, timestep):
+            log.append(("end", timestep))
+
+    env = cartpole()
+    agent = make_agent(env, rollouts=10)
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 30, "callbacks": Updates()}).train()
+    assert log == [(kind, t) for t in (9, 19, 29) for kind in ("start", "end")]

@@ -40,6 +40,7 @@ _NOT_RUN_STATE = frozenset(
         "checkpoint_memory",
         "cfg",
         "result_listeners",
+        "trainer_hooks",
         "training",
         "environments_per_timestep",
         "_results_clock",
@@ -109,6 +110,10 @@ class AgentCore:
         self._tracker: Optional[EpisodeTracker] = None
         #: functions called with every ``results.jsonl`` row (a dict) right after it is written
         self.result_listeners: List[Callable[[Dict[str, Any]], None]] = []
+        #: the trainer's hooks at this agent's updates and results writes (a
+        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set while a trainer trains with update callbacks or
+        #: evaluation; ``None`` otherwise, so that nothing is called
+        self.trainer_hooks: Optional[Any] = None
         #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
         self.environments_per_timestep = 1
         self._results_clock: Optional[Tuple[int, float]] = None  # (timestep, time) of the last row or the run start
@@ -347,17 +352,31 @@ class AgentCore:
             "truncated": truncated,
         }
 
-    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> None:
+    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> bool:
         """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so (a
         :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or an
         :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`). ``switch_modes=False`` leaves the models' mode
-        alone (skrl's torch DQN; switching a torch model's mode walks all its submodules, twice per update)."""
-        if self.training and schedule.updates(timestep):
-            if switch_modes:
-                self.set_mode("train")
+        alone (skrl's torch DQN; switching a torch model's mode walks all its submodules, twice per update).
+
+        The one place every agent updates, so the trainer's update hooks (:attr:`trainer_hooks`) run here, around
+        ``_update``, for every agent without code of its own; with none set nothing more is called.
+
+        :return: whether it updated.
+        """
+        if not (self.training and schedule.updates(timestep)):
+            return False
+        if switch_modes:
+            self.set_mode("train")
+        hooks = self.trainer_hooks
+        if hooks is None:
             self._update(timestep, timesteps)
-            if switch_modes:
-                self.set_mode("eval")
+        else:
+            hooks.update_start(self, timestep)
+            self._update(timestep, timesteps)
+            hooks.update_end(self, timestep)
+        if switch_modes:
+            self.set_mode("eval")
+        return True
 
     # -- public API --------------------------------------------------------------------------------------------
 
@@ -420,7 +439,10 @@ class AgentCore:
 
     def write_tracking_data(self, timestep: int, timesteps: int) -> None:
         """Write the reduced tracking data at ``timestep`` to TensorBoard and as one ``results.jsonl`` row, clear it,
-        and hand the row to every function in :attr:`result_listeners`."""
+        and hand the row to every function in :attr:`result_listeners`. The trainer's :attr:`trainer_hooks` run
+        first (evaluation during training: its results go into this row)."""
+        if self.trainer_hooks is not None:
+            self.trainer_hooks.before_write(self, timestep)
         self._collect_episodes()
         row: Dict[str, Any] = {}
         for tag, values in self.tracking_data.items():

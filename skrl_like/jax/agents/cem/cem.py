@@ -194,12 +194,9 @@ class CEM(Agent):
         ``learning_starts`` on (a rollout that ends before it only records which episodes run on into the next
         one); then write checkpoints and TensorBoard data."""
         if self.training and self.memory is not None:
-            if self.schedule.updates(timestep):
-                self.set_mode("train")
-                self._update(timestep, timesteps)
-                self.set_mode("eval")
-            elif self.schedule.collected % self.schedule.rollouts == 0:
-                self._end_rollout(*self._rewards_and_ends())
+            if not self._update_when_due(self.schedule, timestep, timesteps):
+                if self.schedule.collected % self.schedule.rollouts == 0:
+                    self._end_rollout(*self._rewards_and_ends())
         super().post_interaction(timestep, timesteps)
 
     def _episode_ends(self) -> Any:

@@ -129,10 +129,10 @@ class CEM(Agent):
         before it only records which episodes run on into the next one); then write checkpoints and TensorBoard
         data."""
         if self.training and self.memory is not None:
-            if self.schedule.updates(timestep):
-                self._update(timestep, timesteps)  # no mode switch, as skrl's torch CEM
-            elif self.schedule.collected % self.schedule.rollouts == 0:
-                self._end_rollout(*self._rewards_and_ends())
+            # no mode switch, as skrl's torch CEM
+            if not self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False):
+                if self.schedule.collected % self.schedule.rollouts == 0:
+                    self._end_rollout(*self._rewards_and_ends())
         super().post_interaction(timestep, timesteps)
 
     def _episode_ends(self) -> torch.Tensor:
