@@ -198,8 +198,8 @@ class AgentHooks:
 
     def before_write(self, agent: Any, timestep: int) -> None:
         """Evaluate when due (the evaluated agent is the trainer's only one), so the results land in this row and
-        describe the policy the row does."""
-        if self.evaluation is not None and self.evaluation.due(timestep):
+        describe the policy the row does; not at the rows of a ``StepTrainer``'s eval steps."""
+        if self.evaluation is not None and agent.training and self.evaluation.due(timestep):
             self.evaluation.run(timestep)
 
 

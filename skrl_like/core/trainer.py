@@ -559,7 +559,10 @@ class TrainerCore:
             )
 
     def _on_train_result(self, result: Mapping[str, Any]) -> None:
-        """A results row was written: the callbacks' ``on_train_result``, then the curriculum's next task."""
+        """A results row was written: the callbacks' ``on_train_result``, then the curriculum's next task (for rows
+        of training steps only: a ``StepTrainer``'s eval steps write rows too)."""
+        if not self._agent_list[0].training:
+            return
         if self.callbacks is not None:
             self.callbacks.on_train_result(trainer=self, result=result)
         if self._curriculum is not None:
@@ -806,14 +809,19 @@ class TrainerCore:
     _stepping = False
 
     def _prepare_stepping(self) -> None:
-        """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states; all of it
-        goes into a full-state checkpoint (:meth:`save`)."""
+        """State kept between :meth:`_one_step` calls (``StepTrainer``): the counter, the bar, the states (all of it
+        goes into a full-state checkpoint, :meth:`save`), and the run features' hooks, set up once here (after the
+        agents' ``init``) and kept for the trainer's life: the agent hooks and result listeners act on training steps
+        only, and the per-step episode observer is ``None`` unless a callback overrides an episode hook."""
         self._stepping = True
         self._timestep = 0
         self._progress_bar: Optional[tqdm.tqdm] = None
         self._bar_start = 0  # where the bar starts counting (a restored run's bar continues from its counter)
         self.states = None
         self._shared_states = None
+        self._install_agent_hooks(evaluate=False)
+        self._step_episodes = self._episode_hooks()
+        self._step_observer = None if self._step_episodes is None else self._step_episodes.step
 
     def _one_step(self, evaluate: bool, timestep: Optional[int], timesteps: Optional[int]) -> Tuple[Any, ...]:
         """Exactly one interaction step; returns ``(next_states, rewards, terminated, truncated, infos)``."""
@@ -839,7 +847,9 @@ class TrainerCore:
             return outputs
         if self.states is None:
             self.states, _ = self.env.reset()
-        outputs = self._step(self.states, timestep, timesteps, evaluate)
+            if self._step_episodes is not None:
+                self._step_episodes.start()
+        outputs = self._step(self.states, timestep, timesteps, evaluate, self._step_observer)
         self.states, _ = self._next_states(outputs[0], outputs[2], outputs[3])
         return outputs
 
@@ -1037,6 +1047,8 @@ class TrainerCore:
             self.states, self._shared_states = states
         else:
             self.states, self._shared_states = states, None
+        if states is not None and self._step_episodes is not None:
+            self._step_episodes.start()  # the running episodes' earlier steps belong to the run that saved
 
     def save(self, path: Optional[str] = None) -> str:
         """Write a full-state checkpoint of the run (atomically) and return its path.

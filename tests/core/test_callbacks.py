@@ -102,15 +102,29 @@ def expected_log(timesteps, rollouts, name=""):
     return log
 
 
-def train(backend, tmp_path, cfg, lengths=LENGTHS, rollouts=4, evaluation_env=None, write_interval=10):
+def train(
+    backend,
+    tmp_path,
+    cfg,
+    lengths=LENGTHS,
+    rollouts=4,
+    evaluation_env=None,
+    write_interval=10,
+    trainer="SequentialTrainer",
+):
+    """Train a PPO agent on the hand-counted env; a ``StepTrainer`` is stepped through the same timesteps."""
     env = fixed_length_env(backend, lengths)
     experiment = {"write_interval": write_interval, "checkpoint_interval": 0, "directory": str(tmp_path)}
     experiment["experiment_name"] = "run"
     agent = backend.agent(env, rollouts=rollouts, experiment=experiment)
-    trainer = backend.trainers.SequentialTrainer(
+    trainer = getattr(backend.trainers, trainer)(
         env=env, agents=agent, cfg={**QUIET, **cfg}, evaluation_env=evaluation_env
     )
-    trainer.train()
+    if trainer._stepping:
+        for timestep in range(trainer.timesteps):
+            trainer.train(timestep)
+    else:
+        trainer.train()
     return trainer, agent
 
 
@@ -286,10 +300,27 @@ def test_a_misspelt_new_key_suggests_the_right_one(backend):
         backend.trainers.SequentialTrainer(env=env, agents=backend.agent(env), cfg={"evaluation_intervall": 10})
 
 
-def test_the_step_trainer_refuses_the_loop_hooks(backend):
-    env = fixed_length_env(backend)
-    with pytest.raises(ValueError, match=r"StepTrainer does not run cfg \['callbacks'\]"):
-        backend.trainers.StepTrainer(env=env, agents=backend.agent(env), cfg={**QUIET, "callbacks": Recorder()})
+def test_the_step_trainer_runs_the_callbacks_and_evaluation_at_its_steps_as_the_sequential_trainer(backend, tmp_path):
+    results = []
+
+    class WithResults(Recorder):
+        def on_train_result(self, *, trainer, result):
+            results.append(result["timestep"])
+
+    recorder = WithResults()
+    cfg = {"timesteps": 20, "callbacks": recorder, "evaluation_interval": 10, "evaluation_episodes": 3}
+    evaluation_env = fixed_length_env(backend, (4, 2))
+    trainer, agent = train(backend, tmp_path, cfg, evaluation_env=evaluation_env, trainer="StepTrainer")
+    assert recorder.log == expected_log(20, rollouts=4)
+    assert results == [10, 20]
+    assert trainer.last_evaluation["timestep"] == 20 and trainer.last_evaluation["lengths"] == [4, 4, 2]
+    # eval steps go on with the running episodes, and run no update, evaluation or results hook (a row is written
+    # at 30, an evaluation timestep)
+    recorder.log.clear()
+    for timestep in range(20, 30):
+        trainer.eval(timestep)
+    assert recorder.log == expected_log(30, rollouts=100)[len(expected_log(20, rollouts=100)) :]
+    assert results == [10, 20] and trainer.last_evaluation["timestep"] == 20
 
 
 # -- curriculum: the env side ----------------------------------------------------------------------------------

@@ -15,9 +15,10 @@ class StepTrainer(Trainer):
     :param env: the wrapped environment (``wrap_env(...)``, single-agent).
     :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
     :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
-    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``); the loop
-        hooks ``callbacks``, ``evaluation_interval`` and ``env_task_fn`` are refused (your loop calls the steps).
-    :param evaluation_env: accepted for a uniform signature; unused (``evaluation_interval`` is refused).
+    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``);
+        ``callbacks``, ``evaluation_interval`` and ``env_task_fn`` run at the steps as in ``SequentialTrainer``
+        (the update, result and evaluation hooks at training steps only).
+    :param evaluation_env: a second wrapped env built like ``env``, for ``cfg["evaluation_interval"]``.
     """
 
     default_config = STEP_TRAINER_DEFAULT_CONFIG
@@ -31,12 +32,8 @@ class StepTrainer(Trainer):
         evaluation_env: Any = None,
     ):
         super().__init__(env, agents, agents_scope, cfg, evaluation_env)
-        self._refuse_run_features(
-            "they run in the whole-run loop of SequentialTrainer; a StepTrainer loop is yours, so call your code "
-            "(or trainer.evaluate_episodes) from it, or use SequentialTrainer"
-        )
-        self._prepare_stepping()
         self._init_agents()
+        self._prepare_stepping()
 
     def train(self, timestep: Optional[int] = None, timesteps: Optional[int] = None) -> Tuple[Any, ...]:
         """Run one training step; return ``(next_states, rewards, terminated, truncated, infos)``.
