@@ -443,3 +443,12 @@ def test_a_multi_agent_algorithm_on_a_pettingzoo_env_runs_the_sequential_multi_a
     agent.record_transition = lambda **kwargs: (seen.append(kwargs), record(**kwargs))
     ParallelTrainer(env=env, agents=agent, cfg={**CFG, "timesteps": 8}).train()
     assert [float(step["infos"]["shared_states"][0, 0]) for step in seen] == [0, 1, 2, 0, 1, 2, 0, 1]
+
+
+def test_full_state_checkpoints_are_refused_with_several_agent_processes(tmp_path):
+    env = DriftEnv(num_envs=4)
+    agents = [LoggingAgent(tmp_path / "a.jsonl"), LoggingAgent(tmp_path / "b.jsonl")]
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[1, 3], cfg=CFG)
+    for call in (trainer.save, lambda: trainer.restore(str(tmp_path / "run_1.ckpt"))):
+        with pytest.raises(NotImplementedError, match="not supported with several agents yet .* SequentialTrainer"):
+            call()

@@ -74,6 +74,27 @@ class ParallelTrainer(Trainer):
         # a spawn context, not set_start_method("spawn", force=True): the program's own start method is left alone
         self._context = mp.get_context("spawn")
 
+    def save(self, path: Optional[str] = None) -> str:
+        """As ``SequentialTrainer.save``, with a single agent; refused with several (their state is in their
+        processes)."""
+        self._check_checkpoints("save")
+        return super().save(path)
+
+    def restore(self, path: str) -> None:
+        """As ``SequentialTrainer.restore``, with a single agent; refused with several."""
+        self._check_checkpoints("restore")
+        super().restore(path)
+
+    def _check_checkpoints(self, method: str) -> None:
+        """Full-state checkpoints need every agent's state in the main process: true of a single agent only."""
+        if self.num_simultaneous_agents > 1:
+            raise NotImplementedError(
+                f"ParallelTrainer.{method}: full-state checkpoints are not supported with several agents yet (each "
+                "agent's optimizer, memory, counters and random state live in its own process, and the main "
+                "process's copy is stale): train them with SequentialTrainer to save and resume, or save each "
+                "agent's models with its checkpoint_interval (agent_<timestep>.pt)"
+            )
+
     def train(self) -> None:
         """Train the agents for ``cfg["timesteps"]`` steps (from ``initial_timestep``), each in its own process."""
         self._run(evaluate=False)
