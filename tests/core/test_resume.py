@@ -427,3 +427,34 @@ def test_with_evaluation_during_training_a_restored_run_evaluates_as_the_uninter
     assert evaluations("resumed") == evaluations("whole")
     assert resumed.last_evaluation == whole.last_evaluation
     assert resumed._evaluation.best_timestep == whole._evaluation.best_timestep
+
+
+def test_a_step_trainer_with_evaluation_resumes_its_evaluations_exactly(tmp_path):
+    calls = 12  # evaluations at timesteps 12 and 24 (a row's timestep is its step's + 1): one on each side
+    evaluation = {"evaluation_interval": 12, "evaluation_episodes": 3}
+
+    def step_trainer(name):
+        return build(
+            "torch",
+            "ppo",
+            2 * calls,
+            str(tmp_path / name),
+            trainer="StepTrainer",
+            trainer_cfg=evaluation,
+            evaluation_env=True,
+        )
+
+    whole = step_trainer("whole")
+    for _ in range(calls):
+        whole.train()
+    path = whole.save()
+    for _ in range(calls):
+        whole.train()
+    resumed = step_trainer("resumed")
+    resumed.restore(path)
+    assert resumed.last_evaluation["timestep"] == calls
+    for _ in range(calls):
+        resumed.train()
+    assert resumed.last_evaluation["timestep"] == 2 * calls
+    assert resumed.last_evaluation == whole.last_evaluation
+    assert arrays_equal(parameters(whole), parameters(resumed))
