@@ -313,6 +313,7 @@ def test_the_step_trainer_runs_the_callbacks_and_evaluation_at_its_steps_as_the_
     trainer, agent = train(backend, tmp_path, cfg, evaluation_env=evaluation_env, trainer="StepTrainer")
     assert recorder.log == expected_log(20, rollouts=4)
     assert results == [10, 20]
+    assert agent.trainer_hooks is not None and "trainer_hooks" not in agent.run_state()["helpers"]  # not run state
     assert trainer.last_evaluation["timestep"] == 20 and trainer.last_evaluation["lengths"] == [4, 4, 2]
     # eval steps go on with the running episodes, and run no update, evaluation or results hook (a row is written
     # at 30, an evaluation timestep)

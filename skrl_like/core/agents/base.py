@@ -622,7 +622,8 @@ class AgentCore:
         for name, value in vars(self).items():
             module = type(value).__module__ or ""
             if (
-                module.startswith("skrl_like.")
+                name not in _NOT_RUN_STATE  # e.g. the trainer's hooks
+                and module.startswith("skrl_like.")
                 and id(value) not in module_ids
                 and not isinstance(value, (AgentCore, MemoryBase, SummaryWriter, type))
                 and not callable(value)
