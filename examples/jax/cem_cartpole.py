@@ -2,7 +2,7 @@
 
 The mirror of examples/torch/cem_cartpole.py (same hyperparameters). Acting is one jitted call per step; each update
 is one compiled function (the elite rows picked by a mask, so it never recompiles).
-Run: python examples/jax/cem_cartpole.py [--timesteps 100000] [--num-envs 1] [--seed 42]
+Run: python examples/jax/cem_cartpole.py [--timesteps 100000] [--num-envs 4] [--seed 42]
 """
 
 import argparse
@@ -23,7 +23,7 @@ from skrl_like.utils import set_seed
 
 # the hyperparameters this repository benchmarks (docs/benchmarks.md); the torch example uses the same
 HYPERPARAMETERS = {
-    "rollouts": 500,  # steps per env between updates (the memory holds one rollout); skrl's example has 1000
+    "rollouts": 500,  # steps per env between updates, 4 envs by default; skrl's example: 1 env, 1000
     "percentile": 0.70,
     "discount_factor": 0.99,
     "learning_rate": 1e-2,
@@ -77,7 +77,7 @@ def make_agent(env, experiment=None, **overrides):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timesteps", type=int, default=100_000, help="environment steps (all envs together)")
-    parser.add_argument("--num-envs", type=int, default=1)
+    parser.add_argument("--num-envs", type=int, default=4)  # 4 envs x rollouts 500: docs/agents/cem.md
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
 

@@ -1,6 +1,6 @@
 """Train CEM on CartPole-v1 with SequentialTrainer, then evaluate greedily (the most likely action).
 
-Run: python examples/torch/cem_cartpole.py [--timesteps 100000] [--num-envs 1] [--seed 42]
+Run: python examples/torch/cem_cartpole.py [--timesteps 100000] [--num-envs 4] [--seed 42]
 """
 
 import argparse
@@ -22,7 +22,7 @@ from skrl_like.utils import set_seed
 
 # the hyperparameters this repository benchmarks (docs/benchmarks.md); the JAX example uses the same
 HYPERPARAMETERS = {
-    "rollouts": 500,  # steps per env between updates (the memory holds one rollout); skrl's example has 1000
+    "rollouts": 500,  # steps per env between updates, 4 envs by default; skrl's example: 1 env, 1000
     "percentile": 0.70,
     "discount_factor": 0.99,
     "learning_rate": 1e-2,
@@ -79,7 +79,7 @@ def make_agent(env, experiment=None, **overrides):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timesteps", type=int, default=100_000, help="environment steps (all envs together)")
-    parser.add_argument("--num-envs", type=int, default=1)
+    parser.add_argument("--num-envs", type=int, default=4)  # 4 envs x rollouts 500: docs/agents/cem.md
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
 
