@@ -2,6 +2,8 @@
 # CompiledTrainer against rejax (issue 15), side by side: five single-seed runs alternating ours/rejax, then 8 and 64
 # seeds vmapped (alternating); our ordinary JAX path on gymnasium CartPole beside the compiled one. One JSON line per run into benchmarks/results/compiled.jsonl.
 # Usage: REJAX_PYTHON=/work/bench_venvs/rejax/bin/python benchmarks/run_compiled.sh
+# PIN=0 runs both libraries pinned to CPU 0 (taskset): XLA then keeps one intra-op thread and a small env's step
+# runs without hand-offs between threads, whose waiting otherwise counts as process CPU time (docs/compiled-trainer.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OURS_PYTHON=${OURS_PYTHON:-.venv/bin/python}
@@ -9,7 +11,9 @@ REJAX_PYTHON=${REJAX_PYTHON:-/work/bench_venvs/rejax/bin/python}
 OUT=${OUT:-benchmarks/results/compiled.jsonl}
 export OMP_NUM_THREADS=1 XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
 mkdir -p "$(dirname "$OUT")"
-run() { nice -n 19 "$@" 2>/dev/null | grep '^{' >> "$OUT"; tail -1 "$OUT"; }
+PIN_PREFIX=()
+if [ -n "${PIN:-}" ]; then PIN_PREFIX=(taskset -c "$PIN"); fi
+run() { nice -n 19 "${PIN_PREFIX[@]}" "$@" 2>/dev/null | grep '^{' >> "$OUT"; tail -1 "$OUT"; }
 for seed in ${SEEDS:-0 1 2 3 4}; do
     PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --library ours --seed "$seed"
     run "$REJAX_PYTHON" benchmarks/compiled.py --library rejax --seed "$seed"
