@@ -305,8 +305,12 @@ class MemoryBase(MemoryIndex):
         """``buffer[target] = tensor``, in place (``tensor`` may be any array type of the backend, or NumPy)."""
         raise NotImplementedError
 
-    def _gather(self, view: Any, rows: Rows) -> Any:
-        """Rows of a flat view: a slice (a view of it) or NumPy row indexes (a copy)."""
+    def _device_rows(self, rows: Rows) -> Any:
+        """Backend: row indexes as :meth:`_gather` takes them (a slice stays a slice)."""
+        return rows
+
+    def _gather(self, view: Any, rows: Any) -> Any:
+        """Rows of a flat view: a slice (a view of it) or row indexes from :meth:`_device_rows` (a copy)."""
         raise NotImplementedError
 
     def _to_numpy(self, tensor: Any) -> np.ndarray:
@@ -451,6 +455,7 @@ class MemoryBase(MemoryIndex):
     def _read(self, names: Sequence[str], batches: Sequence[Rows]) -> List[List[Any]]:
         for name in names:
             self._buffer(name)
+        batches = [self._device_rows(rows) for rows in batches]  # converted once per batch, not once per name
         return self._output([[self._gather(self.tensors_view[name], rows) for name in names] for rows in batches])
 
     def sample(

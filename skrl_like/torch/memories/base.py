@@ -47,10 +47,11 @@ class Memory(MemoryBase):
         # samples may still carry a graph: store their values only
         buffer[target].copy_(tensor.detach() if isinstance(tensor, torch.Tensor) else torch.as_tensor(tensor))
 
-    def _gather(self, view: torch.Tensor, rows: Rows) -> torch.Tensor:
-        if isinstance(rows, slice):
-            return view[rows]
-        return view[torch.as_tensor(rows, device=view.device)]
+    def _device_rows(self, rows: Rows) -> Any:
+        return rows if isinstance(rows, slice) else torch.as_tensor(rows, device=self.device)
+
+    def _gather(self, view: torch.Tensor, rows: Any) -> torch.Tensor:
+        return view[rows]
 
     def _to_numpy(self, tensor: torch.Tensor) -> np.ndarray:
         return tensor.detach().cpu().numpy()
