@@ -12,6 +12,8 @@ import pytest
 gymnax = pytest.importorskip("gymnax")
 
 from skrl_like.jax.agents import off_policy  # noqa: E402
+from skrl_like.jax.agents.dqn import DQN, DQN_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.dqn import dqn as dqn_module  # noqa: E402
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.sac import sac as sac_module  # noqa: E402
 from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG  # noqa: E402
@@ -82,6 +84,35 @@ def make_sac(env, seed=0, memory_size=4, replacement=True, **cfg):
     )
 
 
+class QNetwork(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return nn.Dense(self.num_actions)(nn.relu(nn.Dense(16)(inputs["states"]))), {}
+
+
+def cartpole(max_steps=5):
+    env, params = gymnax.make("CartPole-v1")
+    return wrap_env(env, verbose=False, num_envs=NUM_ENVS, env_params=params.replace(max_steps_in_episode=max_steps))
+
+
+def make_dqn(env, seed=0, memory_size=4, **cfg):
+    set_seed(seed)
+    models = {role: QNetwork(env.observation_space, env.action_space) for role in ("q_network", "target_q_network")}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    return DQN(
+        models=models,
+        memory=RandomMemory(memory_size=memory_size, num_envs=NUM_ENVS),
+        cfg={**DQN_DEFAULT_CONFIG, "batch_size": 4, "experiment": NO_FILES, **cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+
+
 def learner_leaves(agent):
     return jax.tree_util.tree_leaves((agent._gather_learner_state(), agent._key))
 
@@ -89,7 +120,7 @@ def learner_leaves(agent):
 def assert_same_agents(first, second, atol=1e-5):
     for a, b in zip(learner_leaves(first), learner_leaves(second), strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=atol, rtol=1e-5)
-    for name in sac_module.Batch._fields:
+    for name in first._batch_type._fields:
         np.testing.assert_allclose(first.memory.tensors[name], second.memory.tensors[name], atol=1e-6)
     assert (first.memory.memory_index, first.memory.filled) == (second.memory.memory_index, second.memory.filled)
 
@@ -124,24 +155,47 @@ SAC_OPTIONS = {
 }
 
 
-def test_compiled_sac_gives_the_sequential_trainers_parameters_replay_and_episodes(monkeypatch):
-    monkeypatch.setattr(sac_module, "sample_batches", sequential_batches)
+# the compilable DQN options: epsilon-greedy exploration, an update every other step, the target blended every other
+# update step, a state preprocessor, several gradient steps
+DQN_OPTIONS = {
+    "state_preprocessor": RunningStandardScaler,
+    "state_preprocessor_kwargs": {"size": 4},
+    "gradient_steps": 2,
+    "learning_starts": 2,
+    "update_interval": 2,
+    "target_update_interval": 4,
+    "polyak": 0.5,
+    "learning_rate": 3e-2,
+    "exploration": {"initial_epsilon": 1.0, "final_epsilon": 0.05, "timesteps": 4},
+}
+
+
+@pytest.mark.parametrize(
+    "build, env_fn, module",
+    [
+        (lambda env: make_sac(env, **SAC_OPTIONS), pendulum, sac_module),
+        (lambda env: make_dqn(env, **DQN_OPTIONS), cartpole, dqn_module),
+    ],
+    ids=["SAC", "DQN"],  # DDQN is DQN with another TD target
+)
+def test_the_compiled_run_gives_the_sequential_trainers_parameters_replay_and_episodes(
+    build, env_fn, module, monkeypatch
+):
+    monkeypatch.setattr(module, "sample_batches", sequential_batches)
     monkeypatch.setattr(CompiledTrainer, "_replay_indices", compiled_rows)
     runs = []
     for trainer_class in (SequentialTrainer, CompiledTrainer):
-        env = pendulum()
-        agent = make_sac(env, **SAC_OPTIONS)
-        # 7 steps: 4 updates of 2 gradient steps; the 4-step memory wraps; episodes of 5 steps are truncated
+        env = env_fn()
+        agent = build(env)
+        # 7 steps: several updates of 2 gradient steps; the 4-step memory wraps; episodes of 5 steps are truncated
         trainer_cfg = {**QUIET, "timesteps": 7}
         if trainer_class is SequentialTrainer:
             trainer_cfg["headless"] = True
         trainer_class(env=env, agents=agent, cfg=trainer_cfg).train()
         runs.append((agent, env))
     (sequential, sequential_env), (compiled, compiled_env) = runs
-    initial = make_sac(pendulum(), **SAC_OPTIONS).policy.state_dict.params
-    assert not np.allclose(
-        jax.tree_util.tree_leaves(initial)[0], jax.tree_util.tree_leaves(compiled.policy.state_dict.params)[0]
-    )  # it learned
+    first = lambda agent: jax.tree_util.tree_leaves(next(iter(agent.models.values())).state_dict.params)[0]  # noqa: E731
+    assert not np.allclose(first(build(env_fn())), first(compiled))  # it learned (the policy or the Q-network)
     assert compiled.memory.filled and compiled.memory.memory_index == 3
     assert_same_agents(sequential, compiled)
     np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-5)
@@ -196,7 +250,7 @@ def test_the_replay_ring_writes_wraps_and_samples_only_written_rows():
     memory = RandomMemory(memory_size=3, num_envs=2)
     for name in sac_module.Batch._fields:
         memory.create_tensor(name, 1, np.float32)
-    replay = off_policy.replay_from_memory(memory, sac_module.Batch)
+    replay = off_policy.replay_from_memory(memory, sac_module.Batch, jax.random.PRNGKey(0))
     row = lambda value: sac_module.Batch(*(jnp.full((2, 1), value, jnp.float32) for _ in sac_module.Batch._fields))  # noqa: E731
     replay = off_policy.replay_add(replay, row(1.0))
     indices = off_policy.replay_indices(jax.random.PRNGKey(0), replay, 50, 2)

@@ -11,10 +11,17 @@ Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) t
 :class:`Replay`: the memory's arrays, write position and ``full`` flag as explicit state, written by
 :func:`replay_add` and sampled by :func:`replay_indices` / :func:`replay_batches` with a PRNG key instead of NumPy's
 generator; the batches have the layout of :func:`sample_batches`, so the agent's update is the same function.
+
+An off-policy agent with a compiled form (SAC, DQN, DDQN) supplies, besides its ordinary hooks: ``_batch_type`` (the
+replay's fields), ``_compiled_fixed_keys`` (config numbers that cannot be swept), ``_compiled_obstacles()``,
+``_compiled_act(learner, key, states, timestep) -> (learner, key, actions)`` (what ``act`` runs, warm-up
+excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches, timestep)`` (what ``_update``
+runs), ``_fresh_learner(learner, key)`` and ``_tracked(report)`` (what ``_update`` tracks).
 """
 
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -158,14 +165,16 @@ def epsilon_greedy(key: jax.Array, random_actions: jax.Array, greedy_actions: ja
 class Replay(NamedTuple):
     """A replay memory as explicit state, for a compiled run: ``data`` holds one ``(memory_size, num_envs, size)``
     array per name (the agent's batch type, in the memory's dtypes), ``position`` the next row to write (the memory's
-    ``memory_index``) and ``full`` whether it wrapped (the memory's ``filled``)."""
+    ``memory_index``) and ``full`` whether it wrapped (the memory's ``filled``); ``key`` is the stream of its draws
+    and of the warm-up random actions (NumPy's global generator in the ordinary trainers)."""
 
     data: Any
     position: jax.Array  # int32
     full: jax.Array  # bool
+    key: jax.Array
 
 
-def replay_from_memory(memory: Any, batch_type: Any) -> Replay:
+def replay_from_memory(memory: Any, batch_type: Any, key: jax.Array) -> Replay:
     """The memory's contents and cursor as a :class:`Replay` (the fields of ``batch_type``, in its order)."""
     if memory.env_index:
         raise ValueError(
@@ -176,6 +185,7 @@ def replay_from_memory(memory: Any, batch_type: Any) -> Replay:
         data=batch_type(*(jnp.asarray(memory.tensors[name]) for name in batch_type._fields)),
         position=jnp.asarray(memory.memory_index, jnp.int32),
         full=jnp.asarray(memory.filled, jnp.bool_),
+        key=key,
     )
 
 
@@ -188,9 +198,10 @@ def replay_to_memory(replay: Replay, memory: Any) -> None:
     memory.filled = bool(replay.full)
 
 
-def empty_replay(replay: Replay) -> Replay:
-    """A :class:`Replay` of the same shapes with nothing written (a fresh run's)."""
-    return Replay(jax.tree_util.tree_map(jnp.zeros_like, replay.data), jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+def empty_replay(replay: Replay, key: jax.Array) -> Replay:
+    """A :class:`Replay` of the same shapes with nothing written and the stream ``key`` (a fresh run's)."""
+    zeros = jax.tree_util.tree_map(jnp.zeros_like, replay.data)
+    return Replay(zeros, jnp.zeros((), jnp.int32), jnp.zeros((), bool), key)
 
 
 def replay_add(replay: Replay, row: Any) -> Replay:
@@ -198,7 +209,7 @@ def replay_add(replay: Replay, row: Any) -> Replay:
     data = jax.tree_util.tree_map(lambda array, value: array.at[replay.position].set(value), replay.data, row)
     memory_size = jax.tree_util.tree_leaves(replay.data)[0].shape[0]
     position = (replay.position + 1) % memory_size
-    return Replay(data, position, jnp.logical_or(replay.full, position == 0))
+    return Replay(data, position, jnp.logical_or(replay.full, position == 0), replay.key)
 
 
 def replay_indices(key: jax.Array, replay: Replay, batch_size: int, gradient_steps: int) -> jax.Array:
@@ -225,6 +236,15 @@ def replay_row(memory: Any, batch_type: Any, sample: Mapping[str, Any]) -> Any:
             for name in batch_type._fields
         )
     )
+
+
+def random_actions(key: jax.Array, action_space: Any, num_envs: int) -> jax.Array:
+    """Uniform random actions of a compiled run's warm-up (``random_timesteps``), as ``random_act`` draws them:
+    within a ``Box``'s bounds, or ``(num_envs, 1)`` int32 indices of a ``Discrete`` space (pure)."""
+    if isinstance(action_space, gymnasium.spaces.Discrete):
+        return jax.random.randint(key, (num_envs, 1), 0, action_space.n, jnp.int32)
+    low, high = jnp.asarray(action_space.low), jnp.asarray(action_space.high)
+    return jax.random.uniform(key, (num_envs, *action_space.shape), jnp.float32, low, high)
 
 
 def compiled_replay_obstacles(agent: Any) -> list:

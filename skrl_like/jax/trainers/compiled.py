@@ -40,6 +40,7 @@ from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.jax.agents.off_policy import (
     Replay,
     empty_replay,
+    random_actions,
     replay_add,
     replay_batches,
     replay_from_memory,
@@ -102,8 +103,7 @@ class RunState(NamedTuple):
     learner: Any  # the agent's LearnerState
     env: Any  # the environment's state (GymnaxState)
     states: jax.Array  # the observations the next step acts on
-    act_key: jax.Array  # on-policy: the agent's acting stream (``agent._key``); off-policy: the replay's sampling
-    # and random actions (NumPy's global generator in the ordinary trainers)
+    act_key: jax.Array  # the agent's acting stream (``agent._key``)
     episode_returns: jax.Array  # (num_envs,) of the running episodes
     episode_lengths: jax.Array
     replay: Any = ()  # off-policy: the replay memory (a ``Replay``)
@@ -190,11 +190,8 @@ class _OnPolicyRun:
     def initial_replay(self) -> Any:
         return ()
 
-    def fresh_replay(self, replay: Any) -> Any:
+    def fresh_replay(self, replay: Any, key: jax.Array) -> Any:
         return ()
-
-    def initial_act_key(self) -> jax.Array:
-        return self.agent._key
 
     def commit(self, run: RunState) -> None:
         self.agent._commit_learner_state(run.learner)
@@ -223,8 +220,9 @@ class _OnPolicyRun:
 
 
 class _OffPolicyRun:
-    """The compiled iteration of an off-policy agent (SAC): one environment step, the transition written to the
-    replay in the run's state, then, from ``learning_starts`` on, the agent's update on batches sampled from it."""
+    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN): one environment step, the transition written to
+    the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on, every
+    ``update_interval`` steps), the agent's update on batches sampled from it."""
 
     sweep_examples = "discount_factor or polyak"
 
@@ -232,7 +230,7 @@ class _OffPolicyRun:
         self.trainer, self.agent = trainer, trainer.agent
         self.steps = 1
         self.fixed_keys = tuple(self.agent._compiled_fixed_keys)
-        # the replay's sampling and random actions: NumPy's global generator in the ordinary trainers, a key here
+        # the replay's draws and warm-up actions: NumPy's global generator in the ordinary trainers, a key here
         config.jax.key, self.replay_key = jax.random.split(config.jax.key)
 
     def check(self) -> None:
@@ -242,59 +240,62 @@ class _OffPolicyRun:
         """Act, step, store, and update when due (traced)."""
         trainer, agent = self.trainer, self.agent
         cfg = agent.cfg
-        key, random_key, sample_key = jax.random.split(run.act_key, 3)
-        learner, actions = agent._compiled_sample(run.learner, run.states)
-        if cfg["random_timesteps"] > 0:  # uniform actions, and the agent's stream untouched, as act() does
-            space = trainer.env.action_space
-            explore = timestep < cfg["random_timesteps"]
-            uniform = jax.random.uniform(random_key, actions.shape, actions.dtype, space.low, space.high)
-            actions = jnp.where(explore, uniform, actions)
-            learner = learner._replace(key=jnp.where(explore, run.learner.key, learner.key))
+        replay_key, random_key, sample_key = jax.random.split(run.replay.key, 3)
+        learner, act_key, actions = agent._compiled_act(run.learner, run.act_key, run.states, timestep)
+        explore = agent._compiled_acts_randomly(timestep)
+        if explore is not False:  # warm-up: uniform actions, and the agent's streams untouched, as act() does
+            uniform = random_actions(random_key, trainer.env.action_space, trainer.env.num_envs)
+            actions = jnp.where(explore, uniform.astype(actions.dtype), actions)
+            learner, act_key = jax.tree_util.tree_map(
+                lambda old, new: jnp.where(explore, old, new), (run.learner, run.act_key), (learner, act_key)
+            )
         env_state, out, sample, returns, lengths, ended = trainer._env_step(
             run.env, run.states, actions, run.episode_returns, run.episode_lengths, timestep
         )
-        replay = replay_add(run.replay, replay_row(agent.memory, agent._batch_type, sample))
+        replay = replay_add(run.replay, replay_row(agent.memory, agent._batch_type, sample))._replace(key=replay_key)
 
         def learn(learner: Any) -> tuple:
             indices = trainer._replay_indices(sample_key, replay, cfg["batch_size"], cfg["gradient_steps"])
-            return agent._learn(learner, replay_batches(replay, indices), timestep)
+            return agent._compiled_learn(learner, replay_batches(replay, indices), timestep)
 
         def skip(learner: Any) -> tuple:
-            records = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(learn, learner)[1])
-            return learner, records._replace(finite=jnp.ones_like(records.finite))
+            report = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(learn, learner)[1])
+            return learner, report._replace(finite=jnp.ones_like(report.finite))
 
-        updated = timestep >= cfg["learning_starts"]
-        learner, records = jax.lax.cond(updated, learn, skip, learner)
-        run = RunState(learner, env_state, out.next_states, key, returns, lengths, replay)
-        return run, _episode_metrics(records, ended, out.rewards, updated)
+        updated = jnp.logical_and(timestep >= cfg["learning_starts"], timestep % cfg.get("update_interval", 1) == 0)
+        learner, report = jax.lax.cond(updated, learn, skip, learner)
+        run = RunState(learner, env_state, out.next_states, act_key, returns, lengths, replay)
+        return run, _episode_metrics(report, ended, out.rewards, updated)
 
     def initial_replay(self) -> Replay:
-        return replay_from_memory(self.agent.memory, self.agent._batch_type)
+        return replay_from_memory(self.agent.memory, self.agent._batch_type, self.replay_key)
 
-    def fresh_replay(self, replay: Replay) -> Replay:
-        return empty_replay(replay)
-
-    def initial_act_key(self) -> jax.Array:
-        return self.replay_key
+    def fresh_replay(self, replay: Replay, key: jax.Array) -> Replay:
+        return empty_replay(replay, key)
 
     def commit(self, run: RunState) -> None:
-        self.agent._commit_learner_state(run.learner)  # the agent's key included
-        self.replay_key = run.act_key
+        self.agent._key = run.act_key
+        self.agent._commit_learner_state(run.learner)  # SAC's learner holds its key (act and update share it)
+        self.replay_key = run.replay.key
         replay_to_memory(run.replay, self.agent.memory)
 
     def flags_ok(self, report: Any) -> np.ndarray:
         return report.finite.reshape(*report.finite.shape[:-2], -1).all(-1)
 
     def scalars(self, metrics: UpdateMetrics, swept_rate: bool) -> Dict[str, Any]:
-        """The agent's tracked values, reduced over each update's gradient steps; NaN before ``learning_starts``."""
+        """The agent's tracked values (reduced over each update's gradient steps when it tracks one per step); NaN
+        where no update was due."""
         updated = np.asarray(metrics.updated)
-        return {
-            tag: np.where(updated, _reduce(tag, values, -1), np.nan)
-            for tag, values in self.agent._tracked(metrics.report).items()
-        }
+        scalars = {}
+        for tag, values in self.agent._tracked(metrics.report).items():
+            values = np.asarray(values, np.float64)
+            if values.ndim > updated.ndim:  # one value per gradient step
+                values = _reduce(tag, values, -1)
+            scalars[tag] = np.where(updated, values, np.nan)
+        return scalars
 
     def write_group(self) -> int:
-        # one TensorBoard point per write_interval steps (the mean of the steps'), as in the ordinary trainers
+        # one TensorBoard point per write_interval steps (the reduction of the steps'), as in the ordinary trainers
         return max(1, int(self.agent.write_interval))
 
 
@@ -335,11 +336,12 @@ class CompiledTrainer(Trainer):
         agent = self._agent_list[0]
         if isinstance(agent, OnPolicyAgent):
             family: Any = _OnPolicyRun
-        elif callable(getattr(agent, "_compiled_sample", None)):
+        elif callable(getattr(agent, "_compiled_act", None)):
             family = _OffPolicyRun
         else:
             raise TypeError(
-                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO) and SAC; {type(agent).__name__} "
+                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN and DDQN; "
+                f"{type(agent).__name__} "
                 "has no compiled form yet: train it with SequentialTrainer"
             )
         self.agent = agent
@@ -477,7 +479,8 @@ class CompiledTrainer(Trainer):
         model_key, env_key, act_key = jax.random.split(key, 3)
         env_state, states = self.env.initial_state(env_key)
         learner = self.agent._fresh_learner(learner, model_key)
-        return self._run_state(learner, env_state, states, act_key, self._family.fresh_replay(replay))
+        replay = self._family.fresh_replay(replay, jax.random.fold_in(key, 1))
+        return self._run_state(learner, env_state, states, act_key, replay)
 
     def _run_state(self, learner: Any, env_state: Any, states: Any, act_key: Any, replay: Any) -> RunState:
         num_envs = self.env.num_envs
@@ -495,7 +498,7 @@ class CompiledTrainer(Trainer):
         else:
             self.env.reset()
             env_state, states = self.env.carry
-            runs = self._run_state(learner, env_state, states, self._family.initial_act_key(), replay)
+            runs = self._run_state(learner, env_state, states, agent._key, replay)
             if self._vmapped:  # a sweep from the agent's own state: the same start for every run
                 runs = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_runs, *jnp.shape(x))), runs)
         if self._sweep_name == "learning_rate":

@@ -396,7 +396,7 @@ class SAC(Agent):
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_sample`` is ``act``'s ``_sample``, ``_training_transition`` what ``record_transition`` stores, and
+    # (``_compiled_act`` is ``act``'s ``_sample``, ``_training_transition`` what ``record_transition`` stores, and
     # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
 
     _batch_type = Batch  # the replay's fields, in the order of sample_batches
@@ -418,11 +418,20 @@ class SAC(Agent):
         """The configured options that cannot run inside one compiled function, each with its fix."""
         return compiled_replay_obstacles(self)
 
-    def _compiled_sample(self, learner: LearnerState, states: jax.Array) -> Tuple[LearnerState, jax.Array]:
+    def _compiled_act(self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array) -> tuple:
         """``act`` inside a compiled run: :meth:`_sample` with the learner's parameters, statistics and key (the
-        agent's one random stream, which the update splits too, as ``act`` and ``_update`` share ``self._key``)."""
-        actions, _, key = self._sample(learner.policy, learner.state_preprocessor, states, learner.key)
-        return learner._replace(key=key), actions
+        agent's one random stream, which the update splits too, as ``act`` and ``_update`` share ``self._key``);
+        ``key`` is not used."""
+        actions, _, learner_key = self._sample(learner.policy, learner.state_preprocessor, states, learner.key)
+        return learner._replace(key=learner_key), key, actions
+
+    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
+        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
+        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> tuple:
+        """``_update``'s compiled call."""
+        return self._learn(learner, batches, timestep)
 
     def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
         """``learner`` with new parameters for the policy and both critics drawn from ``key`` (the models'
