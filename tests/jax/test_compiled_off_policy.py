@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.flatten_util import ravel_pytree
 
 gymnax = pytest.importorskip("gymnax")
 
@@ -224,26 +225,25 @@ def test_a_chunked_sac_run_compiles_once_masks_the_steps_before_learning_starts_
     assert trainer.compilations == 1 and agent.memory.filled and agent.memory.memory_index == 8
 
 
-def test_vmapped_seeds_and_a_swept_discount_equal_runs_made_alone_with_their_replays(tmp_path):
-    cfg = {"learning_starts": 2, "gradient_steps": 2}
-
+def test_vmapped_seeds_and_a_swept_discount_equal_runs_made_alone_with_their_replays():
+    # DQN: the machinery is the off-policy agents' (SAC's fresh learner runs in the benchmark's vmapped runs)
     def train(seeds, discount, sweep=None):
-        env = pendulum()
-        agent = make_sac(env, discount_factor=discount, **cfg)
+        env = cartpole()
+        agent = make_dqn(env, discount_factor=discount, **DQN_OPTIONS)
         trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6, "seeds": seeds, "sweep": sweep})
         return trainer, agent, trainer.train()
 
     both, both_agent, both_metrics = train([3, 4], 0.99, sweep={"discount_factor": [0.99, 0.5]})
-    assert both_metrics["Loss / Critic loss"].shape == (2, 6)
+    assert both_metrics["Loss / Q-network loss"].shape == (2, 6)
+    assert np.isnan(both_metrics["Loss / Q-network loss"][:, 1::2]).all()  # an update every other step
     run_zero = learner_leaves(both_agent)
     alone, alone_agent, alone_metrics = train([4], 0.5)
     both.load_run(1)
     assert_same_agents(both_agent, alone_agent)
-    np.testing.assert_allclose(both_metrics["Loss / Critic loss"][1], alone_metrics["Loss / Critic loss"][0], 1e-5)
+    np.testing.assert_allclose(
+        both_metrics["Loss / Q-network loss"][1], alone_metrics["Loss / Q-network loss"][0], rtol=1e-5
+    )
     assert not np.allclose(run_zero[0], learner_leaves(both_agent)[0])  # the runs drew their own parameters
-    # the loaded run acts as an ordinary agent
-    returns = both.evaluate_episodes(num_episodes=2, max_timesteps=100)
-    assert len(returns) == 2 and all(np.isfinite(returns))
 
 
 def test_the_replay_ring_writes_wraps_and_samples_only_written_rows():
@@ -295,3 +295,24 @@ def test_clear_errors():
     )
     with pytest.raises(TypeError, match="TD3 has no compiled form yet: train it with SequentialTrainer"):
         CompiledTrainer(env=env, agents=td3, cfg=QUIET)
+
+
+def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics():
+    env = pendulum()
+    agent = make_sac(env, initial_entropy_value=0.5)
+    agent.init()
+    learner = agent._gather_learner_state()
+    fresh = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    for role in ("critic_1", "critic_2"):
+        jax.tree_util.tree_map(np.testing.assert_array_equal, getattr(fresh, role), getattr(fresh, "target_" + role))
+    flat = lambda params: ravel_pytree(params)[0]  # noqa: E731
+    assert not np.allclose(flat(fresh.policy), flat(learner.policy))
+    assert not np.allclose(flat(fresh.critic_1), flat(learner.critic_1))
+    assert not np.allclose(flat(fresh.critic_1), flat(fresh.critic_2))
+    np.testing.assert_allclose(fresh.log_entropy_coefficient, [np.log(0.5)], rtol=1e-6)
+    assert not np.array_equal(fresh.key, learner.key)
+    # the same key draws the same run
+    again = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    jax.tree_util.tree_map(
+        np.testing.assert_array_equal, jax.tree_util.tree_leaves(fresh), jax.tree_util.tree_leaves(again)
+    )
