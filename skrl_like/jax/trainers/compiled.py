@@ -8,10 +8,10 @@ runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`
 jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
 under both trainers.
 
-Off-policy agents (SAC) run the same way with one environment step per iteration: act, store the transition in
-the replay memory, kept as arrays in the run's state (a ring with a write position, sampled uniformly with a key),
-then the agent's update of ``gradient_steps`` gradient steps from ``learning_starts`` on (``lax.cond``), its
-``_learn`` on batches laid out as the ordinary update's.
+Off-policy agents (SAC, DQN, DDQN) run the same way with one environment step per iteration: act, store the
+transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled uniformly
+with a key), then, when its schedule says so (``lax.cond``), the agent's update on batches laid out as the ordinary
+update's.
 
 Several runs go into one compiled call with ``vmap``: ``cfg["seeds"]`` (each run draws its parameters, optimizer
 states, environment and action keys from its seed) and ``cfg["sweep"]`` (one config value per run). Metrics come
@@ -301,7 +301,7 @@ class _OffPolicyRun:
 
 class CompiledTrainer(Trainer):
     """Train one JAX agent on a JAX-native environment with the whole run compiled: an on-policy agent (PPO, A2C,
-    RPO, TRPO) or SAC.
+    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN).
 
     The agent is built as usual (models, memory, cfg; an on-policy agent's memory of ``memory_size=rollouts``, an
     off-policy agent's replay memory of any size); after :meth:`train` it holds the trained state (``save``, ``load``,
