@@ -1,4 +1,6 @@
-"""The whole PPO run compiled: skrl_like's CompiledTrainer against rejax (issue 15), one JSON line per run.
+"""The whole run compiled: skrl_like's CompiledTrainer against rejax (issue 15), PPO or SAC, one JSON line per run.
+
+PPO (``--algorithm ppo``, the default):
 
 Both train PPO on gymnax CartPole-v1 with the same shape: 4 envs x 128 steps per rollout, 4 epochs x 4 mini-batches,
 64x64 tanh networks, lr 2.5e-4, gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5, entropy 0.01, gradient
@@ -13,6 +15,21 @@ vmapped runs the mean over runs of the last 10 updates' training episode returns
     /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --library rejax --seed 0
     python benchmarks/compiled.py --library ours --seeds 8                # 8 seeds vmapped in one call
 
+SAC (``--algorithm sac``) on gymnax Pendulum-v1 with rejax's own Pendulum SAC config (rejax's configs/gymnax/
+pendulum.yaml) less observation normalisation (rejax normalises the collected observations, our preprocessor the
+sampled batches: not the same thing, so neither does): 1 env, 10,000 env steps, replay of 10,000, updates from step
+256 on (rejax's fill_buffer), batch 256, one gradient step per env step, Adam at 0.01 for the actor, the critics and
+the entropy coefficient (initial alpha 1, target entropy -1), gamma 0.99, target update 0.02 per step (rejax's
+polyak 0.98 weighs the target), 64x64 swish networks, no gradient clipping and no random warm-up actions. The
+policies differ in form: rejax's squashes a Gaussian with tanh (log-probability corrected), ours is skrl's Gaussian
+(mean 2 tanh(.), state-dependent log std in [-10, 2], actions clipped to the bounds). The final return: 32 (ours) /
+128 (rejax) sampled-action episodes after training. ``--library ours_sequential`` trains the same agent with our
+ordinary ``SequentialTrainer`` on gymnasium's Pendulum-v1 (one jitted act and update call per step).
+
+    python benchmarks/compiled.py --algorithm sac --library ours --seed 0
+    /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --algorithm sac --library rejax --seed 0
+    python benchmarks/compiled.py --algorithm sac --library ours_sequential --seed 0
+
 Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false for both (one intra-op thread).
 """
 
@@ -25,6 +42,9 @@ import numpy as np
 NUM_ENVS, ROLLOUTS, EPOCHS, MINI_BATCHES, UPDATES = 4, 128, 4, 4, 976
 HYPER = {"lr": 2.5e-4, "gamma": 0.99, "lambda": 0.95, "clip": 0.2, "vf": 0.5, "ent": 0.01, "max_grad_norm": 0.5}
 ENV_STEPS = NUM_ENVS * ROLLOUTS * UPDATES
+# SAC on Pendulum-v1: rejax's configs/gymnax/pendulum.yaml (without observation normalisation)
+SAC = {"timesteps": 10_000, "buffer": 10_000, "learning_starts": 256, "batch": 256, "lr": 0.01, "gamma": 0.99,
+       "tau": 0.02, "hidden": 64, "gradient_steps": 1}  # fmt: skip
 
 
 def run_ours(seed: int, seeds: int) -> dict:
@@ -105,6 +125,159 @@ def run_ours(seed: int, seeds: int) -> dict:
     }
 
 
+def run_ours_sac(seed: int, seeds: int, sequential: bool = False) -> dict:
+    import flax.linen as nn
+    import gymnasium
+    import gymnax
+    import jax.numpy as jnp
+
+    from skrl_like import config
+    from skrl_like.jax.agents.sac import SAC as SACAgent
+    from skrl_like.jax.agents.sac import SAC_DEFAULT_CONFIG
+    from skrl_like.jax.envs.wrappers import wrap_env
+    from skrl_like.jax.memories import RandomMemory
+    from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model
+    from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer
+    from skrl_like.utils import set_seed
+
+    config.jax.backend = "jax"
+    set_seed(seed)
+    if sequential:
+        env = wrap_env(gymnasium.make("Pendulum-v1"), verbose=False)
+    else:
+        env = wrap_env(gymnax.make("Pendulum-v1")[0], verbose=False, num_envs=1)
+    width = SAC["hidden"]
+
+    class Policy(GaussianMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            GaussianMixin.__init__(self, clip_actions=True, clip_log_std=True, min_log_std=-10, max_log_std=2)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = nn.swish(nn.Dense(width)(nn.swish(nn.Dense(width)(inputs["states"]))))
+            return 2 * nn.tanh(nn.Dense(self.num_actions)(x)), nn.Dense(self.num_actions)(x), {}
+
+    class Critic(DeterministicMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            DeterministicMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], axis=-1)
+            return nn.Dense(1)(nn.swish(nn.Dense(width)(nn.swish(nn.Dense(width)(x))))), {}
+
+    roles = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+    models = {role: (Policy if role == "policy" else Critic)(env.observation_space, env.action_space) for role in roles}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    cfg = {
+        **SAC_DEFAULT_CONFIG,
+        "gradient_steps": SAC["gradient_steps"],
+        "batch_size": SAC["batch"],
+        "discount_factor": SAC["gamma"],
+        "polyak": SAC["tau"],
+        "actor_learning_rate": SAC["lr"],
+        "critic_learning_rate": SAC["lr"],
+        "entropy_learning_rate": SAC["lr"],
+        "initial_entropy_value": 1.0,
+        "learning_starts": SAC["learning_starts"],
+        "experiment": {"write_interval": 0, "checkpoint_interval": 0},
+    }
+    agent = SACAgent(
+        models=models,
+        memory=RandomMemory(memory_size=SAC["buffer"], num_envs=1),
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    trainer_cfg = {"timesteps": SAC["timesteps"], "disable_progressbar": True, "stochastic_evaluation": True}
+    if sequential:
+        trainer = SequentialTrainer(env=env, agents=agent, cfg={**trainer_cfg, "headless": True})
+        start, start_cpu = time.perf_counter(), time.process_time()
+        trainer.train()  # the first act and update calls compile (a fraction of a second each)
+        run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+        timings = {
+            "compile_seconds": 0.0,
+            "compile_cpu_seconds": 0.0,
+            "run_seconds": run_s,
+            "run_cpu_seconds": run_cpu_s,
+        }
+        final = float(np.mean(trainer.evaluate_episodes(32)))
+    else:
+        if seeds > 1:
+            trainer_cfg["seeds"] = list(range(seed, seed + seeds))
+        trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
+        metrics = trainer.train()
+        timings = trainer.timings
+        if seeds > 1:  # the last 10 episodes' training returns, per run
+            final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -2000:]))
+        else:
+            final = float(np.mean(trainer.evaluate_episodes(32)))
+    return {
+        "compile_s": timings["compile_seconds"],
+        "run_s": timings["run_seconds"],
+        "compile_cpu_s": timings["compile_cpu_seconds"],
+        "run_cpu_s": timings["run_cpu_seconds"],
+        "final": final,
+    }
+
+
+def run_rejax_sac(seed: int, seeds: int) -> dict:
+    import jax
+    import jax.numpy as jnp
+    from rejax import SAC as SACAlgorithm
+    from rejax.evaluate import evaluate
+
+    algo = SACAlgorithm.create(
+        env="Pendulum-v1",
+        agent_kwargs={"activation": "swish", "hidden_layer_sizes": (SAC["hidden"], SAC["hidden"])},
+        num_envs=1,
+        buffer_size=SAC["buffer"],
+        fill_buffer=SAC["learning_starts"],
+        batch_size=SAC["batch"],
+        learning_rate=SAC["lr"],
+        num_epochs=SAC["gradient_steps"],
+        total_timesteps=SAC["timesteps"],
+        eval_freq=SAC["timesteps"],
+        skip_initial_evaluation=True,
+        gamma=SAC["gamma"],
+        polyak=1 - SAC["tau"],
+    )
+    return _time_rejax(algo, seed, seeds, evaluate, jax, jnp, 200)
+
+
+def _time_rejax(algo, seed, seeds, evaluate, jax, jnp, max_steps) -> dict:
+    """Compile, then run rejax's train (its evaluation replaced by nothing in the timed call), then evaluate."""
+    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in range(seed, seed + seeds)])
+    train = jax.vmap(algo.train) if seeds > 1 else algo.train
+    keys = keys if seeds > 1 else keys[0]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    compiled = jax.jit(train).lower(keys).compile()
+    compile_s, compile_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+    start, start_cpu = time.perf_counter(), time.process_time()
+    ts, _ = jax.block_until_ready(compiled(keys))
+    run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+
+    def final_return(ts, key):
+        _, returns = evaluate(algo.make_act(ts), key, algo.env, algo.env_params, 128 if seeds == 1 else 16, max_steps)
+        return returns.mean()
+
+    if seeds > 1:
+        final = float(jax.vmap(final_return)(ts, keys).mean())
+    else:
+        final = float(final_return(ts, keys))
+    return {
+        "compile_s": compile_s,
+        "run_s": run_s,
+        "compile_cpu_s": compile_cpu_s,
+        "run_cpu_s": run_cpu_s,
+        "final": final,
+    }
+
+
 def run_rejax(seed: int, seeds: int) -> dict:
     import jax
     import jax.numpy as jnp
@@ -130,51 +303,40 @@ def run_rejax(seed: int, seeds: int) -> dict:
         agent_kwargs={"activation": "tanh", "hidden_layer_sizes": (64, 64)},
     )
     # training only in the timed call: the evaluation runs afterwards, outside it
-    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
-    keys = jnp.stack([jax.random.PRNGKey(s) for s in range(seed, seed + seeds)])
-    train = jax.vmap(algo.train) if seeds > 1 else algo.train
-    keys = keys if seeds > 1 else keys[0]
-    start, start_cpu = time.perf_counter(), time.process_time()
-    compiled = jax.jit(train).lower(keys).compile()
-    compile_s, compile_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
-    start, start_cpu = time.perf_counter(), time.process_time()
-    ts, _ = jax.block_until_ready(compiled(keys))
-    run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
-
-    def final_return(ts, key):
-        _, returns = evaluate(algo.make_act(ts), key, algo.env, algo.env_params, 128 if seeds == 1 else 16, 500)
-        return returns.mean()
-
-    if seeds > 1:
-        final = float(jax.vmap(final_return)(ts, keys).mean())
-    else:
-        final = float(final_return(ts, keys))
-    return {
-        "compile_s": compile_s,
-        "run_s": run_s,
-        "compile_cpu_s": compile_cpu_s,
-        "run_cpu_s": run_cpu_s,
-        "final": final,
-    }
+    return _time_rejax(algo, seed, seeds, evaluate, jax, jnp, 500)
 
 
 def main() -> None:
     global UPDATES, ENV_STEPS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--library", choices=("ours", "rejax"), required=True)
+    parser.add_argument("--algorithm", choices=("ppo", "sac"), default="ppo")
+    parser.add_argument("--library", choices=("ours", "rejax", "ours_sequential"), required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=1, help="runs vmapped in one compiled call (seed, seed + 1, ...)")
     parser.add_argument("--updates", type=int, default=UPDATES, help="PPO updates (976: 499,712 env steps)")
+    parser.add_argument("--timesteps", type=int, default=SAC["timesteps"], help="SAC: env steps (10,000)")
     args = parser.parse_args()
-    UPDATES, ENV_STEPS = args.updates, NUM_ENVS * ROLLOUTS * args.updates
-    result = (run_ours if args.library == "ours" else run_rejax)(args.seed, args.seeds)
+    if args.algorithm == "sac":
+        SAC["timesteps"] = ENV_STEPS = args.timesteps
+        config_name = (
+            "sac_pendulum_gymnax_rejax_config" if args.library != "ours_sequential" else "sac_pendulum_gymnasium"
+        )
+        run = {"ours": run_ours_sac, "rejax": run_rejax_sac}.get(args.library)
+        result = run(args.seed, args.seeds) if run else run_ours_sac(args.seed, 1, sequential=True)
+    else:
+        if args.library == "ours_sequential":
+            parser.error("--library ours_sequential is SAC's (PPO's ordinary path: benchmarks/ppo_cartpole.py)")
+        UPDATES, ENV_STEPS = args.updates, NUM_ENVS * ROLLOUTS * args.updates
+        config_name = "ppo_cartpole_gymnax_4x128_4x4"
+        result = (run_ours if args.library == "ours" else run_rejax)(args.seed, args.seeds)
     import jax
 
     print(
         json.dumps(
             {
                 "library": args.library,
-                "config": "ppo_cartpole_gymnax_4x128_4x4",
+                "algorithm": args.algorithm,
+                "config": config_name,
                 "seed": args.seed,
                 "seeds": args.seeds,
                 "env_steps": ENV_STEPS * args.seeds,

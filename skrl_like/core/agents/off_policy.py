@@ -5,7 +5,7 @@ Each function is called explicitly from an algorithm file, so that the algorithm
 """
 
 import math
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import gymnasium
 import numpy as np
@@ -46,11 +46,12 @@ def noise_scale(timestep: int, exploration: Mapping[str, Any]) -> Optional[float
     return (1 - timestep / decay) * (initial - final) + final if decay else final
 
 
-def epsilon(timestep: int, exploration: Mapping[str, Any]) -> float:
+def epsilon(timestep: Any, exploration: Mapping[str, Any], exp: Callable[[Any], Any] = math.exp) -> Any:
     """DQN's probability of a random action: ``final + (initial - final) * exp(-timestep / timesteps)``
-    (exponential decay with time constant ``exploration["timesteps"]``, as skrl's)."""
+    (exponential decay with time constant ``exploration["timesteps"]``, as skrl's); ``exp``: an array library's
+    (``jnp.exp``) for a traced ``timestep``."""
     initial, final = exploration["initial_epsilon"], exploration["final_epsilon"]
-    return final + (initial - final) * math.exp(-timestep / exploration["timesteps"])
+    return final + (initial - final) * exp(-timestep / exploration["timesteps"])
 
 
 def default_target_entropy(action_space: Any) -> float:

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional, Tuple
 import jax
 import jax.numpy as jnp
 import optax
+from jax.flatten_util import ravel_pytree
 
 from skrl_like import config
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
@@ -90,6 +91,14 @@ def shuffled_mini_batches(key: jax.Array, tree: Any, mini_batches: int) -> Any:
     """:func:`contiguous_mini_batches` of the rows in a random order (the same permutation for every leaf)."""
     permutation = jax.random.permutation(key, jax.tree_util.tree_leaves(tree)[0].shape[0])
     return contiguous_mini_batches(jax.tree_util.tree_map(lambda leaf: leaf[permutation], tree), mini_batches)
+
+
+def fresh_optimizer(optimizer: Any, params: Any) -> Any:
+    """``optimizer`` (an :class:`~skrl_like.jax.resources.optimizers.Adam`) with a new state for ``params``, as if just
+    built for them (pure: a compiled run draws one per seed); ``None`` or ``()`` (no optimizer) as it is."""
+    if optimizer is None or optimizer == ():
+        return optimizer
+    return optimizer.replace(state=optimizer.transformation.init(ravel_pytree(params)[0]))
 
 
 def all_finite(tree: Any) -> jax.Array:

@@ -6,10 +6,22 @@ in :mod:`skrl_like.jax.agents.mechanics`.
 A compiled update takes the batches of all its gradient steps at once: :func:`sample_batches` draws
 ``gradient_steps`` independent batches on the host (the memory is NumPy) and stacks them on a leading axis, so
 the update can ``lax.scan`` over them with static shapes and one transfer.
+
+Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) the replay memory is a
+:class:`Replay`: the memory's arrays, write position and ``full`` flag as explicit state, written by
+:func:`replay_add` and sampled by :func:`replay_indices` / :func:`replay_batches` with a PRNG key instead of NumPy's
+generator; the batches have the layout of :func:`sample_batches`, so the agent's update is the same function.
+
+An off-policy agent with a compiled form (SAC, DQN, DDQN) supplies, besides its ordinary hooks: ``_batch_type`` (the
+replay's fields), ``_compiled_fixed_keys`` (config numbers that cannot be swept), ``_compiled_obstacles()``,
+``_compiled_act(learner, key, states, timestep) -> (learner, key, actions)`` (what ``act`` runs, warm-up
+excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches, timestep)`` (what ``_update``
+runs), ``_fresh_learner(learner, key)`` and ``_tracked(report)`` (what ``_update`` tracks).
 """
 
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -148,3 +160,106 @@ def epsilon_greedy(key: jax.Array, random_actions: jax.Array, greedy_actions: ja
     """Per row: the random action with probability ``epsilon``, else the greedy one (both ``(N, 1)``)."""
     explore = jax.random.uniform(key, (random_actions.shape[0], 1)) < epsilon
     return jnp.where(explore, random_actions, greedy_actions)
+
+
+class Replay(NamedTuple):
+    """A replay memory as explicit state, for a compiled run: ``data`` holds one ``(memory_size, num_envs, size)``
+    array per name (the agent's batch type, in the memory's dtypes), ``position`` the next row to write (the memory's
+    ``memory_index``) and ``full`` whether it wrapped (the memory's ``filled``); ``key`` is the stream of its draws
+    and of the warm-up random actions (NumPy's global generator in the ordinary trainers)."""
+
+    data: Any
+    position: jax.Array  # int32
+    full: jax.Array  # bool
+    key: jax.Array
+
+
+def replay_from_memory(memory: Any, batch_type: Any, key: jax.Array) -> Replay:
+    """The memory's contents and cursor as a :class:`Replay` (the fields of ``batch_type``, in its order)."""
+    if memory.env_index:
+        raise ValueError(
+            f"the replay memory is part-way through a timestep (env_index={memory.env_index}): a compiled run writes "
+            "whole timesteps; reset the memory or complete the timestep"
+        )
+    return Replay(
+        data=batch_type(*(jnp.asarray(memory.tensors[name]) for name in batch_type._fields)),
+        position=jnp.asarray(memory.memory_index, jnp.int32),
+        full=jnp.asarray(memory.filled, jnp.bool_),
+        key=key,
+    )
+
+
+def replay_to_memory(replay: Replay, memory: Any) -> None:
+    """Write a :class:`Replay` back into the memory (in place: the memory's views stay valid), so the ordinary
+    trainers go on from it."""
+    for name, array in zip(replay.data._fields, jax.device_get(replay.data)):
+        memory.tensors[name][...] = np.asarray(array)
+    memory.memory_index, memory.env_index = int(replay.position), 0
+    memory.filled = bool(replay.full)
+
+
+def empty_replay(replay: Replay, key: jax.Array) -> Replay:
+    """A :class:`Replay` of the same shapes with nothing written and the stream ``key`` (a fresh run's)."""
+    zeros = jax.tree_util.tree_map(jnp.zeros_like, replay.data)
+    return Replay(zeros, jnp.zeros((), jnp.int32), jnp.zeros((), bool), key)
+
+
+def replay_add(replay: Replay, row: Any) -> Replay:
+    """Write one timestep (``row``: the batch type, ``(num_envs, size)`` per field) at the position (pure)."""
+    data = jax.tree_util.tree_map(lambda array, value: array.at[replay.position].set(value), replay.data, row)
+    memory_size = jax.tree_util.tree_leaves(replay.data)[0].shape[0]
+    position = (replay.position + 1) % memory_size
+    return Replay(data, position, jnp.logical_or(replay.full, position == 0), replay.key)
+
+
+def replay_indices(key: jax.Array, replay: Replay, batch_size: int, gradient_steps: int) -> jax.Array:
+    """``(gradient_steps, batch_size)`` uniform draws, with replacement, of the rows written so far, numbered as the
+    memory numbers them (``timestep * num_envs + env``, :meth:`Memory.sample_by_index`)."""
+    memory_size, num_envs = jax.tree_util.tree_leaves(replay.data)[0].shape[:2]
+    written = jnp.where(replay.full, memory_size, replay.position) * num_envs
+    return jax.random.randint(key, (gradient_steps, batch_size), 0, jnp.maximum(written, 1))
+
+
+def replay_batches(replay: Replay, indices: jax.Array) -> Any:
+    """The rows ``indices`` (:func:`replay_indices`) of every field: the batch type, ``indices.shape + (size,)``."""
+    num_envs = jax.tree_util.tree_leaves(replay.data)[0].shape[1]
+    time, env = indices // num_envs, indices % num_envs
+    return jax.tree_util.tree_map(lambda array: array[time, env], replay.data)
+
+
+def replay_row(memory: Any, batch_type: Any, sample: Mapping[str, Any]) -> Any:
+    """One timestep of a training transition (:meth:`_training_transition`) as the memory stores it: the batch type
+    in the memory's dtypes and ``(num_envs, size)`` rows (pure)."""
+    return batch_type(
+        *(
+            jnp.asarray(sample[name]).reshape(memory.num_envs, -1).astype(memory.tensors[name].dtype)
+            for name in batch_type._fields
+        )
+    )
+
+
+def random_actions(key: jax.Array, action_space: Any, num_envs: int) -> jax.Array:
+    """Uniform random actions of a compiled run's warm-up (``random_timesteps``), as ``random_act`` draws them:
+    within a ``Box``'s bounds, or ``(num_envs, 1)`` int32 indices of a ``Discrete`` space (pure)."""
+    if isinstance(action_space, gymnasium.spaces.Discrete):
+        return jax.random.randint(key, (num_envs, 1), 0, action_space.n, jnp.int32)
+    low, high = jnp.asarray(action_space.low), jnp.asarray(action_space.high)
+    return jax.random.uniform(key, (num_envs, *action_space.shape), jnp.float32, low, high)
+
+
+def compiled_replay_obstacles(agent: Any) -> list:
+    """The replay settings of an off-policy agent that a compiled run cannot reproduce, each with its fix."""
+    obstacles = []
+    if agent.memory is None:
+        obstacles.append("no memory: pass a RandomMemory, which the compiled run keeps as arrays in its state")
+    elif not getattr(agent.memory, "_replacement", True):
+        obstacles.append(
+            "a memory sampled without replacement: the compiled replay draws rows with replacement; create "
+            "RandomMemory(..., replacement=True)"
+        )
+    if agent.secondary_memories:
+        obstacles.append(
+            f"{len(agent.secondary_memories)} secondary memories: the replay lives inside the compiled function; "
+            "pass only one memory"
+        )
+    return obstacles

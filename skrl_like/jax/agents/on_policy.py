@@ -13,7 +13,6 @@ from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 
 from skrl_like import config
 from skrl_like.core.agents.checks import (
@@ -26,7 +25,13 @@ from skrl_like.core.agents.checks import (
 )
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.jax.agents.base import Agent
-from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, compute_gae, make_scheduler
+from skrl_like.jax.agents.mechanics import (
+    FunctionalPreprocessor,
+    all_finite,
+    compute_gae,
+    fresh_optimizer,
+    make_scheduler,
+)
 from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
@@ -334,17 +339,11 @@ class OnPolicyAgent(Agent):
         policy_key, value_key, update_key = jax.random.split(key, 3)
         policy = self.policy.initial_params("policy", policy_key)
         value = self.value.initial_params("value", value_key)
-
-        def fresh(optimizer: Any, params: Any) -> Any:
-            if optimizer is None:
-                return None
-            return optimizer.replace(state=optimizer.transformation.init(ravel_pytree(params)[0]))
-
         return learner._replace(
             policy=policy,
             value=value,
-            policy_optimizer=fresh(learner.policy_optimizer, policy),
-            value_optimizer=fresh(learner.value_optimizer, value),
+            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
+            value_optimizer=fresh_optimizer(learner.value_optimizer, value),
             key=None if learner.key is None else update_key,
         )
 

@@ -8,6 +8,11 @@ runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`
 jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
 under both trainers.
 
+Off-policy agents (SAC, DQN, DDQN) run the same way with one environment step per iteration: act, store the
+transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled uniformly
+with a key), then, when its schedule says so (``lax.cond``), the agent's update on batches laid out as the ordinary
+update's.
+
 Several runs go into one compiled call with ``vmap``: ``cfg["seeds"]`` (each run draws its parameters, optimizer
 states, environment and action keys from its seed) and ``cfg["sweep"]`` (one config value per run). Metrics come
 back per update as arrays (:attr:`CompiledTrainer.metrics`) and are written to TensorBoard after the run, or after
@@ -20,6 +25,7 @@ import numbers
 import os
 import sys
 import time
+import warnings
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
 import jax
@@ -27,10 +33,22 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
+from skrl_like import config
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
-from skrl_like.jax.agents.on_policy import LearnerState, OnPolicyAgent, UpdateReport
+from skrl_like.jax.agents.off_policy import (
+    Replay,
+    empty_replay,
+    random_actions,
+    replay_add,
+    replay_batches,
+    replay_from_memory,
+    replay_indices,
+    replay_row,
+    replay_to_memory,
+)
+from skrl_like.jax.agents.on_policy import OnPolicyAgent
 from skrl_like.jax.trainers.base import Trainer
 
 COMPILED_TRAINER_DEFAULT_CONFIG = {
@@ -78,41 +96,222 @@ _COMPILED_CFG_CHECKS = {
     ),
 }
 
-# numbers read when the agent is built or that shape the compiled function: they cannot differ between vmapped runs
-_STRUCTURAL_KEYS = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
-
 
 class RunState(NamedTuple):
-    """Everything a compiled run carries from one update to the next (one per run when vmapped)."""
+    """Everything a compiled run carries from one iteration to the next (one per run when vmapped)."""
 
-    learner: LearnerState
+    learner: Any  # the agent's LearnerState
     env: Any  # the environment's state (GymnaxState)
     states: jax.Array  # the observations the next step acts on
     act_key: jax.Array  # the agent's acting stream (``agent._key``)
     episode_returns: jax.Array  # (num_envs,) of the running episodes
     episode_lengths: jax.Array
+    replay: Any = ()  # off-policy: the replay memory (a ``Replay``)
 
 
 class UpdateMetrics(NamedTuple):
-    """One per update (the scan stacks them): the agent's report and the episodes that ended in the rollout."""
+    """One per iteration (the scan stacks them): the agent's report and the episodes that ended in it."""
 
-    report: UpdateReport
+    report: Any  # the update's report (on-policy: UpdateReport; off-policy: the gradient steps' records)
     episodes: jax.Array  # how many ended
     episode_return: jax.Array  # their mean return (NaN when none ended)
     episode_length: jax.Array
-    reward: jax.Array  # the mean reward of the rollout's steps
+    reward: jax.Array  # the mean reward of the iteration's steps
+    updated: jax.Array  # whether the iteration ended in an update (off-policy: from ``learning_starts`` on)
+
+
+def _episode_metrics(report: Any, ended: tuple, rewards: jax.Array, updated: Any) -> UpdateMetrics:
+    """The iteration's metrics from ``ended`` (done flags, returns and lengths of the episodes that ended, any
+    leading shape) and its rewards."""
+    done, returns, lengths = ended
+    episodes = done.sum()
+    count = jnp.maximum(episodes, 1)
+    return UpdateMetrics(
+        report=report,
+        episodes=episodes,
+        episode_return=jnp.where(episodes > 0, returns.sum() / count, jnp.nan),
+        episode_length=jnp.where(episodes > 0, lengths.sum() / count, jnp.nan),
+        reward=rewards.mean(),
+        updated=jnp.asarray(updated),
+    )
+
+
+def _reduce(tag: str, values: Any, axis: Any) -> np.ndarray:
+    """Reduce tracked values as the agents' writers do: ``(max)``/``(min)`` tags by max/min, the others by the mean,
+    leaving NaN (no value) out; NaN where there is no value at all."""
+    reduce = np.nanmax if tag.endswith("(max)") else np.nanmin if tag.endswith("(min)") else np.nanmean
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice stays NaN
+        return reduce(np.asarray(values, np.float64), axis=axis)
+
+
+class _OnPolicyRun:
+    """The compiled iteration of an on-policy agent (PPO, A2C, RPO, TRPO): a rollout of ``rollouts`` steps with the
+    run's current policy, then the agent's update on it."""
+
+    #: numbers read when the agent is built or that shape the compiled function: they cannot differ between runs
+    fixed_keys = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
+    sweep_examples = "learning_rate, discount_factor, lambda, ratio_clip, value_clip or value_loss_scale"
+
+    def __init__(self, trainer: "CompiledTrainer") -> None:
+        self.trainer, self.agent = trainer, trainer.agent
+        self.steps = self.agent.cfg["rollouts"]  # environment steps per iteration
+
+    def check(self) -> None:
+        agent = self.agent
+        memory_envs = agent.memory.num_envs
+        if memory_envs != self.trainer.env.num_envs:
+            raise ValueError(
+                f"{type(agent).__name__}'s memory has num_envs={memory_envs}, the environment "
+                f"{self.trainer.env.num_envs}: create it with RandomMemory(memory_size={agent.cfg['rollouts']}, "
+                "num_envs=env.num_envs)"
+            )
+
+    def iteration(self, run: RunState, update: jax.Array) -> tuple:
+        """One rollout of ``rollouts`` steps with the run's current policy, then the agent's update (traced)."""
+        trainer, agent = self.trainer, self.agent
+        rollouts = self.steps
+        first_timestep = update * rollouts
+        learner = run.learner
+
+        def env_step(carry: tuple, timestep: jax.Array) -> tuple:
+            env_state, states, key, returns, lengths = carry
+            actions, _, _, key, _ = agent._sample(learner.policy, learner.state_preprocessor, states, key)
+            env_state, out, sample, returns, lengths, ended = trainer._env_step(
+                env_state, states, actions, returns, lengths, timestep
+            )
+            return (env_state, out.next_states, key, returns, lengths), (agent._rollout_step(sample), ended)
+
+        carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
+        carry, (rollout, ended) = jax.lax.scan(env_step, carry, first_timestep + jnp.arange(rollouts, dtype=jnp.int32))
+        learner, report = agent._learn(learner, rollout, first_timestep + rollouts - 1)
+        return RunState(learner, *carry, run.replay), _episode_metrics(report, ended, rollout.rewards, True)
+
+    def initial_replay(self) -> Any:
+        return ()
+
+    def fresh_replay(self, replay: Any, key: jax.Array) -> Any:
+        return ()
+
+    def commit(self, run: RunState) -> None:
+        self.agent._commit_learner_state(run.learner)
+        self.agent._key = run.act_key
+
+    def flags_ok(self, report: Any) -> np.ndarray:
+        """Per iteration (the last axis): every finite flag of its update is set."""
+        step_finite = report.step_finite.reshape(*report.step_finite.shape[:-3], -1)
+        return np.logical_and(report.rollout_finite.all(axis=-1), step_finite.all(-1))
+
+    def scalars(self, metrics: UpdateMetrics, swept_rate: bool) -> Dict[str, Any]:
+        report = metrics.report
+        scalars = {
+            "Loss / Policy loss": report.losses.policy,
+            "Loss / Value loss": report.losses.value,
+            "Policy / Standard deviation": report.stddev,
+        }
+        if self.agent.cfg.get("entropy_loss_scale"):
+            scalars["Loss / Entropy loss"] = report.losses.entropy
+        if self.agent._schedule is not None or swept_rate:
+            scalars["Learning / Learning rate"] = report.learning_rate
+        return scalars
+
+    def write_group(self) -> int:
+        return 1  # one TensorBoard point per update
+
+
+class _OffPolicyRun:
+    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN): one environment step, the transition written to
+    the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on, every
+    ``update_interval`` steps), the agent's update on batches sampled from it."""
+
+    sweep_examples = "discount_factor or polyak"
+
+    def __init__(self, trainer: "CompiledTrainer") -> None:
+        self.trainer, self.agent = trainer, trainer.agent
+        self.steps = 1
+        self.fixed_keys = tuple(self.agent._compiled_fixed_keys)
+        # the replay's draws and warm-up actions: NumPy's global generator in the ordinary trainers, a key here
+        config.jax.key, self.replay_key = jax.random.split(config.jax.key)
+
+    def check(self) -> None:
+        pass  # the trainer checks the memory's num_envs; the agent lists its obstacles
+
+    def iteration(self, run: RunState, timestep: jax.Array) -> tuple:
+        """Act, step, store, and update when due (traced)."""
+        trainer, agent = self.trainer, self.agent
+        cfg = agent.cfg
+        replay_key, random_key, sample_key = jax.random.split(run.replay.key, 3)
+        learner, act_key, actions = agent._compiled_act(run.learner, run.act_key, run.states, timestep)
+        explore = agent._compiled_acts_randomly(timestep)
+        if explore is not False:  # warm-up: uniform actions, and the agent's streams untouched, as act() does
+            uniform = random_actions(random_key, trainer.env.action_space, trainer.env.num_envs)
+            actions = jnp.where(explore, uniform.astype(actions.dtype), actions)
+            learner, act_key = jax.tree_util.tree_map(
+                lambda old, new: jnp.where(explore, old, new), (run.learner, run.act_key), (learner, act_key)
+            )
+        env_state, out, sample, returns, lengths, ended = trainer._env_step(
+            run.env, run.states, actions, run.episode_returns, run.episode_lengths, timestep
+        )
+        replay = replay_add(run.replay, replay_row(agent.memory, agent._batch_type, sample))._replace(key=replay_key)
+
+        def learn(learner: Any) -> tuple:
+            indices = trainer._replay_indices(sample_key, replay, cfg["batch_size"], cfg["gradient_steps"])
+            return agent._compiled_learn(learner, replay_batches(replay, indices), timestep)
+
+        def skip(learner: Any) -> tuple:
+            report = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(learn, learner)[1])
+            return learner, report._replace(finite=jnp.ones_like(report.finite))
+
+        updated = jnp.logical_and(timestep >= cfg["learning_starts"], timestep % cfg.get("update_interval", 1) == 0)
+        learner, report = jax.lax.cond(updated, learn, skip, learner)
+        run = RunState(learner, env_state, out.next_states, act_key, returns, lengths, replay)
+        return run, _episode_metrics(report, ended, out.rewards, updated)
+
+    def initial_replay(self) -> Replay:
+        return replay_from_memory(self.agent.memory, self.agent._batch_type, self.replay_key)
+
+    def fresh_replay(self, replay: Replay, key: jax.Array) -> Replay:
+        return empty_replay(replay, key)
+
+    def commit(self, run: RunState) -> None:
+        self.agent._key = run.act_key
+        self.agent._commit_learner_state(run.learner)  # SAC's learner holds its key (act and update share it)
+        self.replay_key = run.replay.key
+        replay_to_memory(run.replay, self.agent.memory)
+
+    def flags_ok(self, report: Any) -> np.ndarray:
+        return report.finite.reshape(*report.finite.shape[:-2], -1).all(-1)
+
+    def scalars(self, metrics: UpdateMetrics, swept_rate: bool) -> Dict[str, Any]:
+        """The agent's tracked values (reduced over each update's gradient steps when it tracks one per step); NaN
+        where no update was due."""
+        updated = np.asarray(metrics.updated)
+        scalars = {}
+        for tag, values in self.agent._tracked(metrics.report).items():
+            values = np.asarray(values, np.float64)
+            if values.ndim > updated.ndim:  # one value per gradient step
+                values = _reduce(tag, values, -1)
+            scalars[tag] = np.where(updated, values, np.nan)
+        return scalars
+
+    def write_group(self) -> int:
+        # one TensorBoard point per write_interval steps (the reduction of the steps'), as in the ordinary trainers
+        return max(1, int(self.agent.write_interval))
 
 
 class CompiledTrainer(Trainer):
-    """Train one JAX on-policy agent (PPO, A2C, RPO, TRPO) on a JAX-native environment with the whole run compiled.
+    """Train one JAX agent on a JAX-native environment with the whole run compiled: an on-policy agent (PPO, A2C,
+    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN).
 
-    The agent is built as usual (models, memory of ``memory_size=rollouts``, cfg); after :meth:`train` it holds the
-    trained state (``save``, ``load``, ``act`` and :meth:`eval` work on it): with several runs, run 0's, and
-    :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as in the
-    other trainers. The page ``docs/compiled-trainer.md`` describes the configuration and what cannot be compiled.
+    The agent is built as usual (models, memory, cfg; an on-policy agent's memory of ``memory_size=rollouts``, an
+    off-policy agent's replay memory of any size); after :meth:`train` it holds the trained state (``save``, ``load``,
+    ``act`` and :meth:`eval` work on it, and an off-policy agent's memory holds the replay): with several runs, run
+    0's, and :meth:`load_run` puts any other into it. ``timesteps`` counts environment steps per sub-environment, as
+    in the other trainers. The page ``docs/compiled-trainer.md`` describes the configuration and what cannot be
+    compiled.
 
     :param env: a wrapped JAX-native environment (``wrap_env(gymnax_env, num_envs=...)``).
-    :param agents: one on-policy JAX agent.
+    :param agents: one JAX agent with a compiled form.
     :param agents_scope: unused (one agent steps every sub-environment).
     :param cfg: keys of ``COMPILED_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
     """
@@ -135,28 +334,34 @@ class CompiledTrainer(Trainer):
                 "cfg['seeds'] or cfg['sweep'])"
             )
         agent = self._agent_list[0]
-        if not isinstance(agent, OnPolicyAgent):
+        if isinstance(agent, OnPolicyAgent):
+            family: Any = _OnPolicyRun
+        elif callable(getattr(agent, "_compiled_act", None)):
+            family = _OffPolicyRun
+        else:
             raise TypeError(
-                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO); {type(agent).__name__} has no "
-                "compiled form yet: train it with SequentialTrainer"
+                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN and DDQN; "
+                f"{type(agent).__name__} "
+                "has no compiled form yet: train it with SequentialTrainer"
             )
         self.agent = agent
-        self._init_agents()  # the memory's size is checked against the rollout here
+        self._init_agents()  # the memory's size and num_envs are checked here
+        self._family = family(self)
         self._check_agent(agent)
-        rollouts = agent.cfg["rollouts"]
-        if self.timesteps % rollouts:
+        steps = self._family.steps
+        if self.timesteps % steps:
             raise ValueError(
                 f"CompiledTrainer cfg['timesteps'] ({self.timesteps}) is not a multiple of the agent's "
-                f"cfg['rollouts'] ({rollouts}): every compiled update follows a whole rollout; use e.g. "
-                f"timesteps={self.timesteps // rollouts * rollouts or rollouts}"
+                f"cfg['rollouts'] ({steps}): every compiled update follows a whole rollout; use e.g. "
+                f"timesteps={self.timesteps // steps * steps or steps}"
             )
-        self.num_updates = self.timesteps // rollouts
+        self.num_updates = self.timesteps // steps
         chunk = self.cfg["updates_per_chunk"] or self.num_updates
         if self.num_updates % chunk:
             raise ValueError(
                 f"CompiledTrainer cfg['updates_per_chunk'] ({chunk}) does not divide the run's {self.num_updates} "
-                "updates (timesteps / rollouts): every chunk is one call of the same compiled function; pick a "
-                "divisor, or 0 for a single call"
+                f"updates ({'timesteps / rollouts' if steps > 1 else 'one per timestep'}): every chunk is one call "
+                "of the same compiled function; pick a divisor, or 0 for a single call"
             )
         self.updates_per_chunk = chunk
         self._sweep_name, self._sweep_values = self._check_sweep(agent)
@@ -176,7 +381,7 @@ class CompiledTrainer(Trainer):
 
     # -- checks ------------------------------------------------------------------------------------------------
 
-    def _check_agent(self, agent: OnPolicyAgent) -> None:
+    def _check_agent(self, agent: Any) -> None:
         obstacles = agent._compiled_obstacles()
         if obstacles:
             raise ValueError(
@@ -184,14 +389,9 @@ class CompiledTrainer(Trainer):
                 + "; ".join(obstacles)
                 + " (or train it with SequentialTrainer)"
             )
-        memory_envs = agent.memory.num_envs
-        if memory_envs != self.env.num_envs:
-            raise ValueError(
-                f"{type(agent).__name__}'s memory has num_envs={memory_envs}, the environment {self.env.num_envs}: "
-                f"create it with RandomMemory(memory_size={agent.cfg['rollouts']}, num_envs=env.num_envs)"
-            )
+        self._family.check()
 
-    def _check_sweep(self, agent: OnPolicyAgent) -> tuple:
+    def _check_sweep(self, agent: Any) -> tuple:
         sweep = self.cfg["sweep"]
         if sweep is None:
             return None, None
@@ -199,11 +399,10 @@ class CompiledTrainer(Trainer):
         where = f"CompiledTrainer cfg['sweep'] key '{name}'"
         if name not in agent.cfg:
             raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg.{did_you_mean(name, agent.cfg)}")
-        if name in _STRUCTURAL_KEYS or not _is_number(agent.cfg[name]):
+        if name in self._family.fixed_keys or not _is_number(agent.cfg[name]):
             raise ValueError(
                 f"{where}: {name!r} ({agent.cfg[name]!r}) is not a number the update reads as a value (it shapes the "
-                "compiled function or is read when the agent is built); sweep e.g. learning_rate, discount_factor, "
-                "lambda, ratio_clip, value_clip or value_loss_scale"
+                f"compiled function or is read when the agent is built); sweep e.g. {self._family.sweep_examples}"
             )
         if name == "learning_rate" and agent._schedule is None and agent.policy_optimizer is not None:
             if agent.policy_optimizer.scale and agent.policy_optimizer.learning_rate == 0:
@@ -217,9 +416,10 @@ class CompiledTrainer(Trainer):
         if name is None:
             yield
             return
-        cfg, rate_in_learner = agent.cfg, agent._rate_in_learner
+        cfg, rate_in_learner = agent.cfg, getattr(agent, "_rate_in_learner", None)
         agent.cfg = {**cfg, name: value}
-        agent._rate_in_learner = rate_in_learner or name == "learning_rate"
+        if rate_in_learner is not None:  # an on-policy agent steps at the learner's (swept) rate
+            agent._rate_in_learner = rate_in_learner or name == "learning_rate"
         try:
             yield
         except (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError) as error:
@@ -229,87 +429,76 @@ class CompiledTrainer(Trainer):
                 "key or run each value separately"
             ) from error
         finally:
-            agent.cfg, agent._rate_in_learner = cfg, rate_in_learner
+            agent.cfg = cfg
+            if rate_in_learner is not None:
+                agent._rate_in_learner = rate_in_learner
 
     # -- the compiled run ------------------------------------------------------------------------------------
 
-    def _one_update(self, run: RunState, update: jax.Array) -> tuple:
-        """One rollout of ``rollouts`` steps with the run's current policy, then the agent's update (traced)."""
-        agent, env = self.agent, self.env
-        rollouts = agent.cfg["rollouts"]
-        first_timestep = update * rollouts
-        learner = run.learner
-
-        def env_step(carry: tuple, timestep: jax.Array) -> tuple:
-            env_state, states, key, returns, lengths = carry
-            actions, _, _, key, _ = agent._sample(learner.policy, learner.state_preprocessor, states, key)
-            env_state, out = env.transition(env_state, actions)
-            infos = {"final_states": out.final_states}
-            sample = agent._training_transition(
-                states,
-                actions,
-                out.rewards,
-                out.next_states,
-                out.terminated,
-                out.truncated,
-                infos,
-                timestep,
-                self.timesteps,
-            )
-            returns = returns + out.rewards[:, 0]
-            lengths = lengths + 1
-            done = jnp.logical_or(out.terminated, out.truncated)[:, 0]
-            ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0))
-            returns, lengths = jnp.where(done, 0.0, returns), jnp.where(done, 0, lengths)
-            return (env_state, out.next_states, key, returns, lengths), (agent._rollout_step(sample), ended)
-
-        carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
-        carry, (rollout, (done, returns, lengths)) = jax.lax.scan(
-            env_step, carry, first_timestep + jnp.arange(rollouts, dtype=jnp.int32)
+    def _env_step(
+        self, env_state: Any, states: jax.Array, actions: jax.Array, returns: jax.Array, lengths: jax.Array, timestep
+    ) -> tuple:
+        """One step of every sub-environment (traced): ``(env_state, step, sample, returns, lengths, ended)``, the
+        training transition the agent stores (``_training_transition``, as ``record_transition``), and the running
+        episodes' returns and lengths with ``ended`` = (done, return, length) of those that ended."""
+        env_state, out = self.env.transition(env_state, actions)
+        infos = {"final_states": out.final_states}
+        sample = self.agent._training_transition(
+            states,
+            actions,
+            out.rewards,
+            out.next_states,
+            out.terminated,
+            out.truncated,
+            infos,
+            timestep,
+            self.timesteps,
         )
-        learner, report = agent._learn(learner, rollout, first_timestep + rollouts - 1)
-        episodes = done.sum()
-        count = jnp.maximum(episodes, 1)
-        metrics = UpdateMetrics(
-            report=report,
-            episodes=episodes,
-            episode_return=jnp.where(episodes > 0, returns.sum() / count, jnp.nan),
-            episode_length=jnp.where(episodes > 0, lengths.sum() / count, jnp.nan),
-            reward=rollout.rewards.mean(),
-        )
-        return RunState(learner, *carry), metrics
+        returns = returns + out.rewards[:, 0]
+        lengths = lengths + 1
+        done = jnp.logical_or(out.terminated, out.truncated)[:, 0]
+        ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0))
+        returns, lengths = jnp.where(done, 0.0, returns), jnp.where(done, 0, lengths)
+        return env_state, out, sample, returns, lengths, ended
+
+    def _replay_indices(self, key: jax.Array, replay: Replay, batch_size: int, gradient_steps: int) -> jax.Array:
+        """The replay rows an off-policy update samples (:func:`replay_indices`; a test may draw others)."""
+        return replay_indices(key, replay, batch_size, gradient_steps)
 
     def _chunk(self, run: RunState, first_update: jax.Array, swept: jax.Array) -> tuple:
-        """``updates_per_chunk`` updates from ``first_update`` (the function compiled once per run)."""
+        """``updates_per_chunk`` iterations from ``first_update`` (the function compiled once per run)."""
         with self._swept(swept):
             updates = first_update + jnp.arange(self.updates_per_chunk, dtype=jnp.int32)
-            final, metrics = jax.lax.scan(self._one_update, run, updates)
+            final, metrics = jax.lax.scan(self._family.iteration, run, updates)
         # the carry leaves its call with the types it came in with, so the next chunk reuses the compiled function
         return jax.tree_util.tree_map(lambda new, old: new.astype(old.dtype), final, run), metrics
 
-    def _seeded_run(self, learner: LearnerState, key: jax.Array) -> RunState:
-        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys."""
+    def _seeded_run(self, learner: Any, replay: Any, key: jax.Array) -> RunState:
+        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys, an empty
+        replay."""
         model_key, env_key, act_key = jax.random.split(key, 3)
         env_state, states = self.env.initial_state(env_key)
-        return self._run_state(self.agent._fresh_learner(learner, model_key), env_state, states, act_key)
+        learner = self.agent._fresh_learner(learner, model_key)
+        replay = self._family.fresh_replay(replay, jax.random.fold_in(key, 1))
+        return self._run_state(learner, env_state, states, act_key, replay)
 
-    def _run_state(self, learner: LearnerState, env_state: Any, states: Any, act_key: Any) -> RunState:
+    def _run_state(self, learner: Any, env_state: Any, states: Any, act_key: Any, replay: Any) -> RunState:
         num_envs = self.env.num_envs
-        return RunState(
-            learner, env_state, states, act_key, jnp.zeros(num_envs, jnp.float32), jnp.zeros(num_envs, jnp.int32)
-        )
+        zeros = (jnp.zeros(num_envs, jnp.float32), jnp.zeros(num_envs, jnp.int32))
+        return RunState(learner, env_state, states, act_key, *zeros, replay)
 
     def _initial_runs(self) -> RunState:
         agent = self.agent
         learner = agent._gather_learner_state()
+        replay = self._family.initial_replay()
         seeds = self.cfg["seeds"]
         if seeds is not None:
             keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
-            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, 0)))(learner, keys)
+            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, 0)))(learner, replay, keys)
         else:
             self.env.reset()
             env_state, states = self.env.carry
-            runs = self._run_state(learner, env_state, states, agent._key)
+            runs = self._run_state(learner, env_state, states, agent._key, replay)
             if self._vmapped:  # a sweep from the agent's own state: the same start for every run
                 runs = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_runs, *jnp.shape(x))), runs)
         if self._sweep_name == "learning_rate":
@@ -340,7 +529,7 @@ class CompiledTrainer(Trainer):
         of run 0, :attr:`runs` holds every run's and :meth:`load_run` puts any one into the agent.
 
         :return: :attr:`metrics`: arrays ``(updates,)`` (``(runs, updates)`` when vmapped) keyed by TensorBoard tag,
-            plus ``"timestep"``.
+            plus ``"timestep"``; an off-policy agent makes one update per timestep (NaN before ``learning_starts``).
         :raises ValueError: an update produced a non-finite value (named); the agent keeps its state from before
             the chunk that produced it.
         """
@@ -368,7 +557,7 @@ class CompiledTrainer(Trainer):
                 collected.append(metrics)
                 self._write(writers, metrics, index * self.updates_per_chunk)
                 if agent.checkpoint_interval > 0:  # the agent's state (run 0's when vmapped) after every chunk
-                    agent.write_checkpoint((index + 1) * self.updates_per_chunk * agent.cfg["rollouts"], self.timesteps)
+                    agent.write_checkpoint((index + 1) * self.updates_per_chunk * self._family.steps, self.timesteps)
                 progress.update(self.updates_per_chunk)
         self.timings["run_seconds"] = run_seconds
         self.timings["run_cpu_seconds"] = run_cpu_seconds  # wall time minus waiting: steadier on a shared machine
@@ -380,7 +569,8 @@ class CompiledTrainer(Trainer):
 
     def load_run(self, index: int) -> None:
         """Put run ``index`` of the last vmapped :meth:`train` into the agent (parameters, optimizers,
-        preprocessors, learning rate, keys) and into the environment, as if it had been trained alone."""
+        preprocessors, learning rate, keys, an off-policy agent's replay memory) and into the environment, as if
+        it had been trained alone."""
         if self.runs is None:
             raise RuntimeError("CompiledTrainer.load_run: train() has not run yet")
         if not self._vmapped:
@@ -398,26 +588,22 @@ class CompiledTrainer(Trainer):
     # -- after each chunk (host) ---------------------------------------------------------------------------------
 
     def _commit(self, run: RunState) -> None:
-        self.agent._commit_learner_state(run.learner)
-        self.agent._key = run.act_key
+        self._family.commit(run)
         self.env.carry = (run.env, run.states)
 
     def _check_finite(self, runs: RunState, metrics: UpdateMetrics, first_update: int) -> None:
         """Raise naming the first non-finite quantity of the first update (of the first run) that produced one."""
-        report = metrics.report
-        flags_ok = np.logical_and(
-            report.rollout_finite.all(axis=-1), report.step_finite.reshape(*report.step_finite.shape[:-3], -1).all(-1)
-        )
+        flags_ok = self._family.flags_ok(metrics.report)
         if flags_ok.all():
             return
         position = np.argwhere(~flags_ok)[0]
         run_index, update = (position[0], position[1]) if self._vmapped else (None, position[0])
         pick = (lambda x: x[run_index, update]) if self._vmapped else (lambda x: x[update])
         final = runs if not self._vmapped else jax.tree_util.tree_map(lambda x: x[run_index], runs)
-        timestep = (first_update + int(update) + 1) * self.agent.cfg["rollouts"] - 1
+        timestep = (first_update + int(update) + 1) * self._family.steps - 1
         prefix = "" if run_index is None else f"run {run_index}: "
         try:
-            self.agent._check_update(timestep, final.learner, jax.tree_util.tree_map(pick, report))
+            self.agent._check_update(timestep, final.learner, jax.tree_util.tree_map(pick, metrics.report))
         except ValueError as error:
             raise ValueError(f"CompiledTrainer {prefix}{error}") from error
 
@@ -431,32 +617,27 @@ class CompiledTrainer(Trainer):
 
     def _scalars(self, metrics: UpdateMetrics) -> Dict[str, Any]:
         """The per-update arrays under the tags the agent tracks in the ordinary trainers."""
-        report = metrics.report
-        scalars = {
+        return {
             "Reward / Total reward (mean)": metrics.episode_return,
             "Episode / Total timesteps (mean)": metrics.episode_length,
             "Reward / Instantaneous reward (mean)": metrics.reward,
             "Episode / Episodes": metrics.episodes,
-            "Loss / Policy loss": report.losses.policy,
-            "Loss / Value loss": report.losses.value,
-            "Policy / Standard deviation": report.stddev,
+            **self._family.scalars(metrics, self._sweep_name == "learning_rate"),
         }
-        if self.agent.cfg.get("entropy_loss_scale"):
-            scalars["Loss / Entropy loss"] = report.losses.entropy
-        if self.agent._schedule is not None or self._sweep_name == "learning_rate":
-            scalars["Learning / Learning rate"] = report.learning_rate
-        return scalars
 
     def _write(self, writers: List[Any], metrics: UpdateMetrics, first_update: int) -> None:
+        """One point per update (on-policy) or per ``write_interval`` updates (off-policy: their reduction)."""
         if not writers:
             return
-        rollouts = self.agent.cfg["rollouts"]
+        steps, group = self._family.steps, self._family.write_group()
+        scalars = self._scalars(metrics)
         for run_index, writer in enumerate(writers):
-            for tag, values in self._scalars(metrics).items():
+            for tag, values in scalars.items():
                 values = np.asarray(values)[run_index] if self._vmapped else np.asarray(values)
-                for offset, value in enumerate(values):
+                for end in range(group, len(values) + 1, group):
+                    value = values[end - 1] if group == 1 else _reduce(tag, values[end - group : end], None)
                     if np.isfinite(value):
-                        writer.add_scalar(tag, float(value), (first_update + offset + 1) * rollouts)
+                        writer.add_scalar(tag, float(value), (first_update + end) * steps)
             writer.flush()
 
     def _metric_arrays(self, collected: List[UpdateMetrics]) -> Dict[str, np.ndarray]:
@@ -465,7 +646,7 @@ class CompiledTrainer(Trainer):
             tag: np.concatenate([np.asarray(self._scalars(chunk)[tag]) for chunk in collected], axis=axis)
             for tag in self._scalars(collected[0])
         }
-        arrays["timestep"] = (np.arange(self.num_updates) + 1) * self.agent.cfg["rollouts"]
+        arrays["timestep"] = (np.arange(self.num_updates) + 1) * self._family.steps
         return arrays
 
 

@@ -23,18 +23,26 @@ from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import epsilon as off_policy_epsilon
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    fresh_optimizer,
     make_scheduler,
     polyak_update,
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batches
+from skrl_like.jax.agents.off_policy import (
+    compiled_replay_obstacles,
+    create_replay_tensors,
+    epsilon_greedy,
+    init_target,
+    sample_batches,
+)
 from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
@@ -89,6 +97,7 @@ class UpdateReport(NamedTuple):
     target_max: jax.Array
     target_min: jax.Array
     target_mean: jax.Array
+    learning_rate: jax.Array  # after the update
     finite: jax.Array
 
 
@@ -302,7 +311,9 @@ class DQN(Agent):
             lambda learner, batch: self._gradient_step(learner, batch, update_target, timestep), learner, batches
         )
         targets = records.target_values
-        report = UpdateReport(records.loss.mean(), targets.max(), targets.min(), targets.mean(), records.finite)
+        report = UpdateReport(
+            records.loss.mean(), targets.max(), targets.min(), targets.mean(), learner.learning_rate, records.finite
+        )
         return learner, report
 
     def _gather_learner_state(self) -> LearnerState:
@@ -330,12 +341,68 @@ class DQN(Agent):
         self._commit_learner_state(learner)
 
         # tracked as device scalars: converted only when written
-        self.track_data("Loss / Q-network loss", report.loss)
-        self.track_data("Target / Target (max)", report.target_max)
-        self.track_data("Target / Target (min)", report.target_min)
-        self.track_data("Target / Target (mean)", report.target_mean)
+        for tag, value in self._tracked(report).items():
+            self.track_data(tag, value)
+
+    def _tracked(self, report: UpdateReport) -> dict:
+        """What an update tracks, under its TensorBoard tags, one value per update: tracked by ``_update`` here, and
+        written per step by ``CompiledTrainer``."""
+        tracked = {
+            "Loss / Q-network loss": report.loss,
+            "Target / Target (max)": report.target_max,
+            "Target / Target (min)": report.target_min,
+            "Target / Target (mean)": report.target_mean,
+        }
         if self._schedule is not None:
-            self.track_data("Learning / Learning rate", learner.learning_rate)
+            tracked["Learning / Learning rate"] = report.learning_rate
+        return tracked
+
+    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
+    # (``_compiled_act`` is ``act``'s ``_act``, ``_training_transition`` what ``record_transition`` stores, and
+    # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
+
+    _batch_type = Batch  # the replay's fields, in the order of sample_batches
+    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
+    _compiled_fixed_keys = (
+        "batch_size",
+        "gradient_steps",
+        "learning_starts",
+        "random_timesteps",
+        "update_interval",
+        "target_update_interval",
+        "learning_rate",
+    )
+
+    def _compiled_obstacles(self) -> list:
+        """The configured options that cannot run inside one compiled function, each with its fix."""
+        return compiled_replay_obstacles(self)
+
+    def _compiled_act(self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array) -> tuple:
+        """``act`` inside a compiled run: :meth:`_act` at the decayed epsilon (traced), greedy without exploration."""
+        exploration = self.cfg["exploration"]
+        epsilon = off_policy_epsilon(timestep, exploration, jnp.exp) if exploration["timesteps"] else 0.0
+        actions, _, _, key = self._act(learner.q_network, learner.state_preprocessor, states, key, epsilon)
+        return learner, key, actions
+
+    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
+        """``act``'s warm-up test, traced (``False`` without a warm-up, or without exploration)."""
+        warm_up = self.cfg["random_timesteps"] > 0 and self.cfg["exploration"]["timesteps"]
+        return timestep < self.cfg["random_timesteps"] if warm_up else False
+
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> tuple:
+        """``_update``'s compiled call, the target update due by the same rule."""
+        update_target = neutral.target_update_due(timestep, self.cfg["target_update_interval"])
+        return self._learn(learner, batches, update_target, timestep)
+
+    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """``learner`` with new Q-network parameters drawn from ``key`` (the target starts as a copy) and a fresh
+        optimizer state (pure: one per seed in a vmapped run); the statistics and the learning rate are kept."""
+        q_network = self.q_network.initial_params("q_network", key)
+        return learner._replace(
+            q_network=q_network,
+            target_q_network=q_network,
+            optimizer=fresh_optimizer(learner.optimizer, q_network),
+        )
 
     def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """One host transfer: raise naming the first non-finite quantity, gradient step by step; nothing is committed

@@ -15,7 +15,7 @@ model's key counter only advances while tracing).
 """
 
 import math
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import flax.struct
 import gymnasium
@@ -39,12 +39,19 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    fresh_optimizer,
     make_scheduler,
     polyak_update,
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import create_replay_tensors, init_target, sample_batches, warn_if_identical
+from skrl_like.jax.agents.off_policy import (
+    compiled_replay_obstacles,
+    create_replay_tensors,
+    init_target,
+    sample_batches,
+    warn_if_identical,
+)
 from skrl_like.jax.models import GaussianMixin
 from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
@@ -110,6 +117,8 @@ class StepRecord(NamedTuple):
     q1: jax.Array  # (max, min, mean) of the critics on the actor's actions
     q2: jax.Array
     target: jax.Array  # (max, min, mean) of the TD targets
+    actor_learning_rate: jax.Array  # after the step
+    critic_learning_rate: jax.Array
     finite: jax.Array  # one per neutral.step_flag_names entry of this step
 
 
@@ -376,6 +385,8 @@ class SAC(Agent):
             q1=_statistics(q1),
             q2=_statistics(q2),
             target=_statistics(target_values),
+            actor_learning_rate=learner.actor_learning_rate,
+            critic_learning_rate=learner.critic_learning_rate,
             finite=finite,
         )
         return learner, record
@@ -383,6 +394,70 @@ class SAC(Agent):
     def _learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> Tuple[LearnerState, StepRecord]:
         """The whole update as one pure function: ``gradient_steps`` gradient steps scanned over pre-drawn batches."""
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
+
+    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
+    # (``_compiled_act`` is ``act``'s ``_sample``, ``_training_transition`` what ``record_transition`` stores, and
+    # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
+
+    _batch_type = Batch  # the replay's fields, in the order of sample_batches
+    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
+    _compiled_fixed_keys = (
+        "batch_size",
+        "gradient_steps",
+        "learning_starts",
+        "random_timesteps",
+        "actor_learning_rate",
+        "critic_learning_rate",
+        "entropy_learning_rate",
+        "initial_entropy_value",
+        "target_entropy",
+        "grad_norm_clip",
+    )
+
+    def _compiled_obstacles(self) -> List[str]:
+        """The configured options that cannot run inside one compiled function, each with its fix."""
+        return compiled_replay_obstacles(self)
+
+    def _compiled_act(self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array) -> tuple:
+        """``act`` inside a compiled run: :meth:`_sample` with the learner's parameters, statistics and key (the
+        agent's one random stream, which the update splits too, as ``act`` and ``_update`` share ``self._key``);
+        ``key`` is not used."""
+        actions, _, learner_key = self._sample(learner.policy, learner.state_preprocessor, states, learner.key)
+        return learner._replace(key=learner_key), key, actions
+
+    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
+        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
+        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> tuple:
+        """``_update``'s compiled call."""
+        return self._learn(learner, batches, timestep)
+
+    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """``learner`` with new parameters for the policy and both critics drawn from ``key`` (the models'
+        initialisers; the targets start as copies), fresh optimizer states, the initial entropy coefficient and a
+        new random stream (pure: one per seed in a vmapped run). The preprocessor's statistics and the learning
+        rates are kept."""
+        policy_key, critic_1_key, critic_2_key, agent_key = jax.random.split(key, 4)
+        policy = self.policy.initial_params("policy", policy_key)
+        critic_1 = self.critic_1.initial_params("critic_1", critic_1_key)
+        critic_2 = self.critic_2.initial_params("critic_2", critic_2_key)
+        log_entropy_coefficient = jnp.full_like(
+            learner.log_entropy_coefficient, math.log(self.cfg["initial_entropy_value"])
+        )
+        return learner._replace(
+            policy=policy,
+            critic_1=critic_1,
+            critic_2=critic_2,
+            target_critic_1=critic_1,
+            target_critic_2=critic_2,
+            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
+            critic_1_optimizer=fresh_optimizer(learner.critic_1_optimizer, critic_1),
+            critic_2_optimizer=fresh_optimizer(learner.critic_2_optimizer, critic_2),
+            entropy_optimizer=fresh_optimizer(learner.entropy_optimizer, {"params": log_entropy_coefficient}),
+            log_entropy_coefficient=log_entropy_coefficient,
+            key=agent_key,
+        )
 
     def _gather_learner_state(self) -> LearnerState:
         return LearnerState(
@@ -433,20 +508,28 @@ class SAC(Agent):
         self._commit_learner_state(learner)
 
         if self.write_interval > 0:
-            for step in range(cfg["gradient_steps"]):
-                self.track_data("Loss / Policy loss", records.policy_loss[step])
-                self.track_data("Loss / Critic loss", records.critic_loss[step])
-                for tag, values in (("Q-network / Q1", records.q1), ("Q-network / Q2", records.q2)):
-                    for index, reduction in enumerate(("max", "min", "mean")):
-                        self.track_data(f"{tag} ({reduction})", values[step, index])
-                for index, reduction in enumerate(("max", "min", "mean")):
-                    self.track_data(f"Target / Target ({reduction})", records.target[step, index])
-                if cfg["learn_entropy"]:
-                    self.track_data("Loss / Entropy loss", records.entropy_loss[step])
-                    self.track_data("Coefficient / Entropy coefficient", records.entropy_coefficient[step])
-                if self._schedule is not None:
-                    self.track_data("Learning / Policy learning rate", learner.actor_learning_rate)
-                    self.track_data("Learning / Critic learning rate", learner.critic_learning_rate)
+            for tag, values in self._tracked(records).items():
+                for step in range(cfg["gradient_steps"]):
+                    self.track_data(tag, values[step])
+
+    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+        """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
+        ``_update`` here, and written per step by ``CompiledTrainer``."""
+        tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
+        for tag, values in (("Q-network / Q1", records.q1), ("Q-network / Q2", records.q2)):
+            for index, reduction in enumerate(("max", "min", "mean")):
+                tracked[f"{tag} ({reduction})"] = values[..., index]
+        for index, reduction in enumerate(("max", "min", "mean")):
+            tracked[f"Target / Target ({reduction})"] = records.target[..., index]
+        if self.cfg["learn_entropy"]:
+            tracked["Loss / Entropy loss"] = records.entropy_loss
+            tracked["Coefficient / Entropy coefficient"] = records.entropy_coefficient
+        if self._schedule is not None:
+            # the rates after the update's last step, at every step
+            steps = records.critic_loss.shape
+            tracked["Learning / Policy learning rate"] = np.broadcast_to(records.actor_learning_rate[..., -1:], steps)
+            tracked["Learning / Critic learning rate"] = np.broadcast_to(records.critic_learning_rate[..., -1:], steps)
+        return tracked
 
     def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
         """Raise naming the first non-finite quantity (in the order of the steps); nothing has been committed then,

@@ -1,0 +1,318 @@
+"""CompiledTrainer with SAC: the same parameters, keys, replay memory and environment as SequentialTrainer after a
+run with updates (the same rows drawn on both sides), one compilation for a chunked run with learning_starts and
+random_timesteps, vmapped seeds with a swept discount factor equal to a run made alone, the replay ring, and the
+clear errors."""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+gymnax = pytest.importorskip("gymnax")
+
+from skrl_like.jax.agents import off_policy  # noqa: E402
+from skrl_like.jax.agents.dqn import DQN, DQN_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.dqn import dqn as dqn_module  # noqa: E402
+from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.sac import sac as sac_module  # noqa: E402
+from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
+from skrl_like.jax.memories import RandomMemory  # noqa: E402
+from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model  # noqa: E402
+from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
+from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
+from skrl_like.utils import set_seed  # noqa: E402
+
+NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
+QUIET = {"disable_progressbar": True, "close_environment_at_exit": False}
+NUM_ENVS = 2
+ROLES = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+
+
+class Policy(GaussianMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        GaussianMixin.__init__(self, clip_actions=True, clip_log_std=True, min_log_std=-5, max_log_std=2)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        log_std = self.param("log_std", lambda _: jnp.zeros(self.num_actions))
+        return 2 * nn.tanh(nn.Dense(self.num_actions)(nn.relu(nn.Dense(16)(inputs["states"])))), log_std, {}
+
+
+class Critic(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], -1)
+        return nn.Dense(1)(nn.relu(nn.Dense(16)(x))), {}
+
+
+class DeterministicPolicy(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return 2 * nn.tanh(nn.Dense(self.num_actions)(inputs["states"])), {}
+
+
+TD3_ROLES = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+
+
+def pendulum(max_steps=5):
+    env, params = gymnax.make("Pendulum-v1")
+    return wrap_env(env, verbose=False, num_envs=NUM_ENVS, env_params=params.replace(max_steps_in_episode=max_steps))
+
+
+def make_sac(env, seed=0, memory_size=4, replacement=True, **cfg):
+    set_seed(seed)
+    models = {role: (Policy if role == "policy" else Critic)(env.observation_space, env.action_space) for role in ROLES}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    return SAC(
+        models=models,
+        memory=RandomMemory(memory_size=memory_size, num_envs=NUM_ENVS, replacement=replacement),
+        cfg={**SAC_DEFAULT_CONFIG, "batch_size": 4, "experiment": NO_FILES, **cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+
+
+class QNetwork(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return nn.Dense(self.num_actions)(nn.relu(nn.Dense(16)(inputs["states"]))), {}
+
+
+def cartpole(max_steps=5):
+    env, params = gymnax.make("CartPole-v1")
+    return wrap_env(env, verbose=False, num_envs=NUM_ENVS, env_params=params.replace(max_steps_in_episode=max_steps))
+
+
+def make_dqn(env, seed=0, memory_size=4, **cfg):
+    set_seed(seed)
+    models = {role: QNetwork(env.observation_space, env.action_space) for role in ("q_network", "target_q_network")}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    return DQN(
+        models=models,
+        memory=RandomMemory(memory_size=memory_size, num_envs=NUM_ENVS),
+        cfg={**DQN_DEFAULT_CONFIG, "batch_size": 4, "experiment": NO_FILES, **cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+
+
+def learner_leaves(agent):
+    return jax.tree_util.tree_leaves((agent._gather_learner_state(), agent._key))
+
+
+def assert_same_agents(first, second, atol=1e-5):
+    for a, b in zip(learner_leaves(first), learner_leaves(second), strict=True):
+        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=atol, rtol=1e-5)
+    for name in first._batch_type._fields:
+        np.testing.assert_allclose(first.memory.tensors[name], second.memory.tensors[name], atol=1e-6)
+    assert (first.memory.memory_index, first.memory.filled) == (second.memory.memory_index, second.memory.filled)
+
+
+# both trainers draw the same rows, a fixed function of the write position and of how many rows are written,
+# instead of NumPy's generator (SequentialTrainer) and the run's key (CompiledTrainer)
+def fixed_rows(position, written, batch_size, gradient_steps):
+    return (jnp.arange(gradient_steps * batch_size).reshape(gradient_steps, batch_size) * 5 + position * 3) % written
+
+
+def sequential_batches(memory, names, batch_size, gradient_steps):
+    rows = np.asarray(fixed_rows(memory.memory_index, len(memory), batch_size, gradient_steps))
+    drawn = memory.sample_by_index(names, rows.reshape(-1))[0]
+    return tuple(np.asarray(array).reshape(gradient_steps, batch_size, -1) for array in drawn)
+
+
+def compiled_rows(self, key, replay, batch_size, gradient_steps):
+    memory_size = replay.data.states.shape[0]
+    written = jnp.where(replay.full, memory_size, replay.position) * NUM_ENVS
+    return fixed_rows(replay.position, written, batch_size, gradient_steps)
+
+
+# the compilable options: a state preprocessor, a reward shaper, several gradient steps, the entropy coefficient
+SAC_OPTIONS = {
+    "state_preprocessor": RunningStandardScaler,
+    "state_preprocessor_kwargs": {"size": 3},
+    "rewards_shaper": lambda rewards, timestep, timesteps: rewards * 0.1,
+    "gradient_steps": 2,
+    "learning_starts": 3,
+    "actor_learning_rate": 3e-3,
+    "critic_learning_rate": 3e-3,
+}
+
+
+# the compilable DQN options: epsilon-greedy exploration, an update every other step, the target blended every other
+# update step, a state preprocessor, several gradient steps
+DQN_OPTIONS = {
+    "state_preprocessor": RunningStandardScaler,
+    "state_preprocessor_kwargs": {"size": 4},
+    "gradient_steps": 2,
+    "learning_starts": 2,
+    "update_interval": 2,
+    "target_update_interval": 4,
+    "polyak": 0.5,
+    "learning_rate": 3e-2,
+    "exploration": {"initial_epsilon": 1.0, "final_epsilon": 0.05, "timesteps": 4},
+}
+
+
+@pytest.mark.parametrize(
+    "build, env_fn, module",
+    [
+        (lambda env: make_sac(env, **SAC_OPTIONS), pendulum, sac_module),
+        (lambda env: make_dqn(env, **DQN_OPTIONS), cartpole, dqn_module),
+    ],
+    ids=["SAC", "DQN"],  # DDQN is DQN with another TD target
+)
+def test_the_compiled_run_gives_the_sequential_trainers_parameters_replay_and_episodes(
+    build, env_fn, module, monkeypatch
+):
+    monkeypatch.setattr(module, "sample_batches", sequential_batches)
+    monkeypatch.setattr(CompiledTrainer, "_replay_indices", compiled_rows)
+    runs = []
+    for trainer_class in (SequentialTrainer, CompiledTrainer):
+        env = env_fn()
+        agent = build(env)
+        # 7 steps: several updates of 2 gradient steps; the 4-step memory wraps; episodes of 5 steps are truncated
+        trainer_cfg = {**QUIET, "timesteps": 7}
+        if trainer_class is SequentialTrainer:
+            trainer_cfg["headless"] = True
+        trainer_class(env=env, agents=agent, cfg=trainer_cfg).train()
+        runs.append((agent, env))
+    (sequential, sequential_env), (compiled, compiled_env) = runs
+    first = lambda agent: jax.tree_util.tree_leaves(next(iter(agent.models.values())).state_dict.params)[0]  # noqa: E731
+    assert not np.allclose(first(build(env_fn())), first(compiled))  # it learned (the policy or the Q-network)
+    assert compiled.memory.filled and compiled.memory.memory_index == 3
+    assert_same_agents(sequential, compiled)
+    np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-5)
+
+
+def test_a_chunked_sac_run_compiles_once_masks_the_steps_before_learning_starts_and_goes_on_from_its_replay(tmp_path):
+    env = pendulum(max_steps=10)
+    experiment = {"directory": str(tmp_path), "experiment_name": "run", "write_interval": 4, "checkpoint_interval": 0}
+    agent = make_sac(env, memory_size=16, learning_starts=6, random_timesteps=4, experiment=experiment)
+    trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12, "updates_per_chunk": 4})
+    metrics = trainer.train()
+    assert trainer.compilations == 1  # three chunks, one compiled function
+    np.testing.assert_array_equal(metrics["timestep"], np.arange(1, 13))
+    losses = metrics["Loss / Critic loss"]
+    assert losses.shape == (12,) and np.isnan(losses[:6]).all() and np.isfinite(losses[6:]).all()
+    assert np.isfinite(metrics["Coefficient / Entropy coefficient"][6:]).all()
+    np.testing.assert_array_equal(metrics["Episode / Episodes"], [0] * 9 + [NUM_ENVS] + [0] * 2)
+    np.testing.assert_allclose(metrics["Episode / Total timesteps (mean)"][9], 10)
+    assert agent.memory.memory_index == 12 and not agent.memory.filled  # the replay went back into the memory
+    # the first 4 steps acted at random within the bounds; every stored action is within them
+    assert np.abs(agent.memory.tensors["actions"][:12]).max() <= 2
+    events = sorted((tmp_path / "run").glob("events.out.tfevents.*"))
+    assert events
+    # a second train() goes on from the agent's state and replay with the same compiled function
+    trainer.train()
+    assert trainer.compilations == 1 and agent.memory.filled and agent.memory.memory_index == 8
+
+
+def test_vmapped_seeds_and_a_swept_discount_equal_runs_made_alone_with_their_replays():
+    # DQN: the machinery is the off-policy agents' (SAC's fresh learner runs in the benchmark's vmapped runs)
+    def train(seeds, discount, sweep=None):
+        env = cartpole()
+        agent = make_dqn(env, discount_factor=discount, **DQN_OPTIONS)
+        trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6, "seeds": seeds, "sweep": sweep})
+        return trainer, agent, trainer.train()
+
+    both, both_agent, both_metrics = train([3, 4], 0.99, sweep={"discount_factor": [0.99, 0.5]})
+    assert both_metrics["Loss / Q-network loss"].shape == (2, 6)
+    assert np.isnan(both_metrics["Loss / Q-network loss"][:, 1::2]).all()  # an update every other step
+    run_zero = learner_leaves(both_agent)
+    alone, alone_agent, alone_metrics = train([4], 0.5)
+    both.load_run(1)
+    assert_same_agents(both_agent, alone_agent)
+    np.testing.assert_allclose(
+        both_metrics["Loss / Q-network loss"][1], alone_metrics["Loss / Q-network loss"][0], rtol=1e-5
+    )
+    assert not np.allclose(run_zero[0], learner_leaves(both_agent)[0])  # the runs drew their own parameters
+
+
+def test_the_replay_ring_writes_wraps_and_samples_only_written_rows():
+    memory = RandomMemory(memory_size=3, num_envs=2)
+    for name in sac_module.Batch._fields:
+        memory.create_tensor(name, 1, np.float32)
+    replay = off_policy.replay_from_memory(memory, sac_module.Batch, jax.random.PRNGKey(0))
+    row = lambda value: sac_module.Batch(*(jnp.full((2, 1), value, jnp.float32) for _ in sac_module.Batch._fields))  # noqa: E731
+    replay = off_policy.replay_add(replay, row(1.0))
+    indices = off_policy.replay_indices(jax.random.PRNGKey(0), replay, 50, 2)
+    assert indices.shape == (2, 50) and set(np.unique(indices)) == {0, 1}  # one timestep of 2 envs written
+    batches = off_policy.replay_batches(replay, indices)
+    assert batches.rewards.shape == (2, 50, 1) and (batches.rewards == 1).all()
+    for value in (2.0, 3.0, 4.0):
+        replay = off_policy.replay_add(replay, row(value))
+    assert int(replay.position) == 1 and bool(replay.full)  # the fourth write wrapped onto row 0
+    assert set(np.unique(off_policy.replay_indices(jax.random.PRNGKey(1), replay, 200, 1))) == set(range(6))
+    off_policy.replay_to_memory(replay, memory)
+    np.testing.assert_array_equal(memory.tensors["rewards"][:, :, 0], [[4, 4], [2, 2], [3, 3]])
+    assert memory.memory_index == 1 and memory.filled and len(memory) == 6
+
+
+def test_clear_errors():
+    env = pendulum()
+    with pytest.raises(ValueError, match="without replacement: the compiled replay draws rows with replacement"):
+        CompiledTrainer(env=env, agents=make_sac(env, replacement=False), cfg=QUIET)
+    with pytest.raises(
+        ValueError, match=r"'actor_learning_rate' \(0.001\) is not a number the update reads as a value"
+    ):
+        CompiledTrainer(env=env, agents=make_sac(env), cfg={**QUIET, "sweep": {"actor_learning_rate": [1e-3]}})
+    with pytest.raises(ValueError, match="sweep e.g. discount_factor or polyak"):
+        CompiledTrainer(env=env, agents=make_sac(env), cfg={**QUIET, "sweep": {"batch_size": [4, 8]}})
+    memory = RandomMemory(memory_size=4, num_envs=3)
+    with pytest.raises(ValueError, match="was created with num_envs=3, but the agent steps 2"):
+        agent = make_sac(env)
+        agent.memory = memory
+        CompiledTrainer(env=env, agents=agent, cfg=QUIET)
+    set_seed(0)
+    td3_models = {"policy": DeterministicPolicy, "target_policy": DeterministicPolicy}
+    td3_models = {role: td3_models.get(role, Critic)(env.observation_space, env.action_space) for role in TD3_ROLES}
+    for role, model in td3_models.items():
+        model.init_state_dict(role)
+    td3 = TD3(
+        models=td3_models,
+        memory=RandomMemory(memory_size=4, num_envs=NUM_ENVS),
+        cfg={**TD3_DEFAULT_CONFIG, "batch_size": 4, "experiment": NO_FILES},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    with pytest.raises(TypeError, match="TD3 has no compiled form yet: train it with SequentialTrainer"):
+        CompiledTrainer(env=env, agents=td3, cfg=QUIET)
+
+
+def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics():
+    env = pendulum()
+    agent = make_sac(env, initial_entropy_value=0.5)
+    agent.init()
+    learner = agent._gather_learner_state()
+    fresh = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    for role in ("critic_1", "critic_2"):
+        jax.tree_util.tree_map(np.testing.assert_array_equal, getattr(fresh, role), getattr(fresh, "target_" + role))
+    flat = lambda params: ravel_pytree(params)[0]  # noqa: E731
+    assert not np.allclose(flat(fresh.policy), flat(learner.policy))
+    assert not np.allclose(flat(fresh.critic_1), flat(learner.critic_1))
+    assert not np.allclose(flat(fresh.critic_1), flat(fresh.critic_2))
+    np.testing.assert_allclose(fresh.log_entropy_coefficient, [np.log(0.5)], rtol=1e-6)
+    assert not np.array_equal(fresh.key, learner.key)
+    # the same key draws the same run
+    again = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    jax.tree_util.tree_map(
+        np.testing.assert_array_equal, jax.tree_util.tree_leaves(fresh), jax.tree_util.tree_leaves(again)
+    )
