@@ -23,6 +23,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from skrl_like.core.checkpoints import CheckpointMismatchError
 from skrl_like.torch.agents import Agent
 from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.torch.agents.sac import SAC, SAC_DEFAULT_CONFIG
@@ -490,9 +491,12 @@ def test_parallel_training_resumed_from_a_checkpoint_ends_bit_identical_to_the_u
     env = DriftEnv(num_envs=5)
     agents = make_resumable_agents(env, tmp_path)
     seed_everything(2)  # everything the run draws from is restored: the main process's and each agent process's
-    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 12})
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 9})
     trainer.restore(str(checkpoints_dir / "run_6.ckpt"))
     assert trainer.initial_timestep == 6
+    trainer.train()
+    # a second train() continues from the states the processes sent back at the end of the first
+    trainer.timesteps = 12
     trainer.train()
     for index, agent in enumerate(agents):
         resumed = parameters(agent)
@@ -514,18 +518,50 @@ def test_parallel_training_resumed_from_a_checkpoint_ends_bit_identical_to_the_u
     ]
 
 
-def test_a_checkpoint_of_another_set_of_agent_processes_is_refused_with_what_differs(uninterrupted_run, tmp_path):
+def test_a_checkpoint_of_another_set_of_agent_processes_is_refused_with_what_differs(
+    uninterrupted_run, tmp_path, caplog
+):
     checkpoints_dir, _, finished = uninterrupted_run
     env = DriftEnv(num_envs=5)
     agents = [make_ppo(env, 1), make_ppo(env, 2), make_sac(env, 2)]
-    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[1, 2, 2], cfg={**CFG, "timesteps": 12})
+    other = ParallelTrainer(env=env, agents=agents, agents_scope=[1, 2, 2], cfg={**CFG, "timesteps": 12})
     with pytest.raises(ValueError, match=r"holds the agents \['PPO', 'SAC'\], this trainer \['PPO', 'PPO', 'SAC'\]"):
-        trainer.restore(str(checkpoints_dir / "run_6.ckpt"))
-    assert trainer.initial_timestep == 0
+        other.restore(str(checkpoints_dir / "run_6.ckpt"))
+    assert other.initial_timestep == 0
+    # an agent's own state is checked in its process, after agent.init (which builds its memory)
+    agents = make_resumable_agents(env, tmp_path)
+    agents[1].memory = RandomMemory(memory_size=16, num_envs=3, device="cpu")
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 12})
+    trainer.restore(str(checkpoints_dir / "run_6.ckpt"))
+    with pytest.raises(
+        CheckpointMismatchError, match=r"agent 1 \(SAC\): .*\(memory_size=32, num_envs=3 in the checkpoint"
+    ) as error:
+        trainer.train()
+    assert "Raised in the process of agent 1 (SAC" in "".join(getattr(error.value, "__notes__", []))
     # a trainer whose agents never ran has nothing to save
     with pytest.raises(RuntimeError, match="agents have not run yet, .* call train\\(\\) first, or restore\\(\\)"):
-        trainer.save(str(tmp_path / "nothing.ckpt"))
+        other.save(str(tmp_path / "nothing.ckpt"))
+    # a SequentialTrainer loads the checkpoint too, saying that the processes' random streams are not restored
+    sequential = SequentialTrainer(env=env, agents=make_resumable_agents(env, tmp_path / "s"), agents_scope=[2, 3],
+                                   cfg={**CFG, "timesteps": 12})  # fmt: skip
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        sequential.restore(str(checkpoints_dir / "run_6.ckpt"))
+    assert sequential.initial_timestep == 6 and "their random streams are not restored here" in caplog.text
     # the finished run's trainer saves the states its processes sent back at the end
     assert finished.initial_timestep == 12
     with open(finished.save(str(tmp_path / "end.ckpt")), "rb") as file:
         assert [state["class"] for state in pickle.load(file)["agents"]] == ["PPO", "SAC"]
+
+
+def test_a_single_agent_in_the_main_process_resumes_exactly_too(tmp_path):
+    runs = []
+    for resume in (False, True):
+        env = DriftEnv(num_envs=2)
+        agents = make_resumable_agents(env, tmp_path / str(resume))[:1]
+        seed_everything(1)
+        trainer = ParallelTrainer(env=env, agents=agents, cfg={**CFG, "timesteps": 12})
+        if resume:
+            trainer.restore(str(tmp_path / "False" / "run" / "checkpoints" / "run_6.ckpt"))
+        trainer.train()
+        runs.append(parameters(agents[0]))
+    assert all(torch.equal(runs[0][name], runs[1][name]) for name in runs[0])

@@ -44,7 +44,10 @@ class ParallelTrainer(Trainer):
     ``i`` produces the data (and weights) it would produce trained alone by a ``SequentialTrainer`` on its scope from
     that state. Agents are initialised (``agent.init``) inside their process at every ``train()``/``eval()`` call;
     the models' parameters are shared with the main process, so the main process's agents hold the trained weights
-    afterwards (memories, optimizer states and TensorBoard writers stay in the agent processes).
+    afterwards. At each full-state checkpoint and at the end of ``train()`` every agent process sends back its agent's
+    run state and its random states: :meth:`save` writes those (the layout of
+    :mod:`~skrl_like.core.checkpoints`), and the next ``train()`` (after :meth:`restore`, or continuing a finished
+    one) loads them into the agents in their processes right after ``agent.init``.
 
     :param env: the wrapped environment (``wrap_env(...)``, single-agent, usually vectorised).
     :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment; their
@@ -215,9 +218,10 @@ class ParallelTrainer(Trainer):
 
 
 def _load_agent_state(agent: Any, state: Mapping[str, Any]) -> None:
-    """Load a restored agent state (``{"agent": run_state, "where": ...}``) into an initialised agent."""
+    """Load a saved agent state (``{"agent": run_state, ...}``; ``"where"`` names a restored one's checkpoint) into an
+    initialised agent."""
     try:
-        agent.load_run_state(state["agent"], state["where"])
+        agent.load_run_state(state["agent"], state.get("where", type(agent).__name__))
     except ValueError as error:
         raise CheckpointMismatchError(str(error)) from error
 
