@@ -382,8 +382,8 @@ def running(pid):
 @pytest.mark.parametrize("how", ["ctrl-c", "kill-main"])
 def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path, how):
     """A real SIGINT to the whole process group (what a terminal sends) ends the run with KeyboardInterrupt after the
-    agent processes (which ignore SIGINT) are stopped; a SIGKILLed main process leaves agent processes that see
-    their pipe close and exit on their own."""
+    current step, a full-state checkpoint of the agent processes' states and the agent processes (which ignore SIGINT)
+    being stopped; a SIGKILLed main process leaves agent processes that see their pipe close and exit on their own."""
     script = textwrap.dedent(
         f"""
         import sys, time
@@ -399,7 +399,10 @@ def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path
 
         if __name__ == "__main__":
             env = SlowEnv(num_envs=2)
-            agents = [t.LoggingAgent({str(tmp_path / "a.jsonl")!r}), t.LoggingAgent({str(tmp_path / "b.jsonl")!r})]
+            experiment = {{"directory": {str(tmp_path)!r}, "experiment_name": "run", "write_interval": 0,
+                           "checkpoint_interval": 1000000}}  # only the Ctrl-C checkpoint
+            agents = [t.LoggingAgent({str(tmp_path / "a.jsonl")!r}, experiment=experiment),
+                      t.LoggingAgent({str(tmp_path / "b.jsonl")!r})]
             trainer = t.ParallelTrainer(env=env, agents=agents, cfg={{**t.CFG, "timesteps": 100000}})
             try:
                 trainer.train()
@@ -418,6 +421,16 @@ def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path
             os.killpg(process.pid, signal.SIGINT)
             out, _ = process.communicate(timeout=60)
             assert "interrupted" in out and process.returncode == 0
+            (name,) = os.listdir(tmp_path / "run" / "checkpoints")
+            with open(tmp_path / "run" / "checkpoints" / name, "rb") as file:
+                payload = pickle.load(file)
+            # named by the step it resumes at: every agent recorded the steps before it, none acted in it
+            log = read_log(tmp_path / "b.jsonl")
+            steps = [entry[1] for entry in log if entry[0] == "post_interaction"]
+            acts = [entry[1] for entry in log if entry[0] == "act"]
+            assert name == f"run_{payload['timestep']}.ckpt" and steps[-1] == acts[-1] == payload["timestep"] - 1
+            assert [state["class"] for state in payload["agents"]] == ["LoggingAgent"] * 2
+            assert len(payload["processes"]) == 2
         else:
             process.kill()
             process.wait(timeout=30)

@@ -85,6 +85,22 @@ class ParallelTrainer(Trainer):
 
     # -- full-state checkpoints: the agents' states come from their processes -------------------------------------
 
+    def save(self, path: Optional[str] = None) -> str:
+        """As ``SequentialTrainer.save``; with several agents, the agents' states (and each agent process's random
+        states) are those the processes sent back at the last checkpoint or the end of the last ``train()`` (or those
+        a :meth:`restore` left, before the next run).
+
+        :raises RuntimeError: several agents that have not run yet (they are initialised in their processes)."""
+        return super().save(path)
+
+    def restore(self, path: str) -> None:
+        """As ``SequentialTrainer.restore``; the agents' states are loaded when the next ``train()``/``eval()`` starts,
+        right after ``agent.init`` (in each agent's process with several agents, which also starts from its saved
+        random state when training). The trainer-level parts (backend, environments, agents' classes and scopes) are
+        checked here; an agent's own state (modules, shapes, memories) only once it is initialised, so such a mismatch
+        raises :class:`~skrl_like.core.checkpoints.CheckpointMismatchError` from that ``train()``/``eval()``."""
+        super().restore(path)
+
     def _agent_run_states(self) -> List[Dict[str, Any]]:
         if self.num_simultaneous_agents == 1:
             if self._pending_states:  # restored, not run yet: the agent is not initialised
@@ -157,8 +173,9 @@ class ParallelTrainer(Trainer):
             if self.num_simultaneous_agents == 1:
                 self._init_agents()  # at every call, as the agent processes do
                 if self._pending_states:  # restored: loaded after init, which rebuilds the memories and trackers
-                    states, self._pending_states = self._pending_states, None
-                    _load_agent_state(self._agent_list[0], states[0])
+                    _load_agent_state(self._agent_list[0], self._pending_states[0])
+                    if not evaluate:  # (an eval() in between leaves them for the train() that resumes)
+                        self._pending_states = None
                 self._loop(evaluate)
                 return
             self._check_single_agent_env()
@@ -168,7 +185,8 @@ class ParallelTrainer(Trainer):
             # a continuing run (after restore(), or a train() after another) starts from the agents' saved states
             states = self._agent_states or self._pending_states
             intervals = processes.start(self.cfg, evaluate, states)
-            self._pending_states = None
+            if not evaluate:  # (an eval() in between leaves them for the train() that resumes)
+                self._pending_states = None
             self._resolved_checkpoint_interval = intervals[0]
             self._parallel_loop(processes, evaluate)
         except KeyboardInterrupt:
