@@ -1078,8 +1078,11 @@ class TrainerCore:
                 "states": states if env_state is not None else None,
                 "stepping": self._stepping_state(),
             },
-            "agents": [agent.run_state() for agent in self._agent_list],
+            "agents": self._agent_run_states(),
             "random": self._random_state(),
+            # the random states of processes of their own that agents run in (ParallelTrainer; None: they share the
+            # trainer's process and its "random" states)
+            "processes": self._process_random_states(),
             "env": env_state,
             # the evaluation env's state and the best evaluation so far: a resumed run evaluates as the uninterrupted
             # one and keeps choosing its best checkpoint against it
@@ -1091,6 +1094,35 @@ class TrainerCore:
         if self.callbacks is not None:
             self.callbacks.on_checkpoint(trainer=self, path=path)
         return path
+
+    def _agent_run_states(self) -> List[Dict[str, Any]]:
+        """Every agent's :meth:`~skrl_like.core.agents.base.AgentCore.run_state`, for :meth:`save`."""
+        return [agent.run_state() for agent in self._agent_list]
+
+    def _process_random_states(self) -> Optional[List[Any]]:
+        """The random states of the agents' own processes, for :meth:`save` (``None``: they run in this one)."""
+        return None
+
+    def _check_agent_run_states(self, payload: Mapping[str, Any], where: str) -> Callable[[], None]:
+        """Check a checkpoint's agent states against this trainer's agents (raising
+        :class:`~skrl_like.core.checkpoints.CheckpointMismatchError`) and return the function that loads them."""
+        if payload.get("processes") is not None:
+            logger.warning(
+                f"{where} was written by a trainer whose agents ran in processes of their own: their random streams "
+                "are not restored here, so the resumed run is not the uninterrupted one bit for bit"
+            )
+        actions = []
+        for index, (agent, state) in enumerate(zip(self._agent_list, payload["agents"])):
+            try:
+                actions.append(agent._check_run_state(state, f"agent {index} ({state['class']})"))
+            except ValueError as error:
+                raise checkpoints.CheckpointMismatchError(f"{where}: {error}") from error
+
+        def load() -> None:
+            for agent, agent_actions in zip(self._agent_list, actions):
+                agent._load_run_state(agent_actions)
+
+        return load
 
     def restore(self, path: str) -> None:
         """Load a full-state checkpoint written by :meth:`save` into this trainer (built the same way: the same
@@ -1127,14 +1159,8 @@ class TrainerCore:
             problems.append(f"its agents' scopes are {trainer['scopes']}, this trainer's {self._scopes}")
         if problems:
             raise checkpoints.CheckpointMismatchError(f"{where} does not match this trainer: {'; '.join(problems)}")
-        actions = []
-        for index, (agent, state) in enumerate(zip(self._agent_list, payload["agents"])):
-            try:
-                actions.append(agent._check_run_state(state, f"agent {index} ({agents[index]})"))
-            except ValueError as error:
-                raise checkpoints.CheckpointMismatchError(f"{where}: {error}") from error
-        for agent, agent_actions in zip(self._agent_list, actions):
-            agent._load_run_state(agent_actions)
+        load_agents = self._check_agent_run_states(payload, where)
+        load_agents()
         self._set_random_state(payload["random"])
         states = trainer["states"]
         if payload["env"] is not None and getattr(type(self.env), "load_run_state", None) is not None:

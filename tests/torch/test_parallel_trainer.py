@@ -8,6 +8,7 @@ import copy
 import json
 import multiprocessing
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from skrl_like.core.checkpoints import CheckpointMismatchError
 from skrl_like.torch.agents import Agent
 from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
 from skrl_like.torch.agents.sac import SAC, SAC_DEFAULT_CONFIG
@@ -79,6 +81,12 @@ class DriftEnv:
 
     def close(self):
         self.closed = True
+
+    def run_state(self):  # what a full-state checkpoint saves of the env (as the env wrappers' run_state)
+        return {"position": self.position.clone(), "age": self.age.clone(), "steps": self.steps}
+
+    def load_run_state(self, state):
+        self.position, self.age, self.steps = state["position"].clone(), state["age"].clone(), state["steps"]
 
 
 class LoggingAgent(Agent):
@@ -374,8 +382,8 @@ def running(pid):
 @pytest.mark.parametrize("how", ["ctrl-c", "kill-main"])
 def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path, how):
     """A real SIGINT to the whole process group (what a terminal sends) ends the run with KeyboardInterrupt after the
-    agent processes (which ignore SIGINT) are stopped; a SIGKILLed main process leaves agent processes that see
-    their pipe close and exit on their own."""
+    current step, a full-state checkpoint of the agent processes' states and the agent processes (which ignore SIGINT)
+    being stopped; a SIGKILLed main process leaves agent processes that see their pipe close and exit on their own."""
     script = textwrap.dedent(
         f"""
         import sys, time
@@ -391,7 +399,10 @@ def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path
 
         if __name__ == "__main__":
             env = SlowEnv(num_envs=2)
-            agents = [t.LoggingAgent({str(tmp_path / "a.jsonl")!r}), t.LoggingAgent({str(tmp_path / "b.jsonl")!r})]
+            experiment = {{"directory": {str(tmp_path)!r}, "experiment_name": "run", "write_interval": 0,
+                           "checkpoint_interval": 1000000}}  # only the Ctrl-C checkpoint
+            agents = [t.LoggingAgent({str(tmp_path / "a.jsonl")!r}, experiment=experiment),
+                      t.LoggingAgent({str(tmp_path / "b.jsonl")!r})]
             trainer = t.ParallelTrainer(env=env, agents=agents, cfg={{**t.CFG, "timesteps": 100000}})
             try:
                 trainer.train()
@@ -410,6 +421,16 @@ def test_ctrl_c_or_a_killed_main_process_leaves_no_agent_process_behind(tmp_path
             os.killpg(process.pid, signal.SIGINT)
             out, _ = process.communicate(timeout=60)
             assert "interrupted" in out and process.returncode == 0
+            (name,) = os.listdir(tmp_path / "run" / "checkpoints")
+            with open(tmp_path / "run" / "checkpoints" / name, "rb") as file:
+                payload = pickle.load(file)
+            # named by the step it resumes at: every agent recorded the steps before it, none acted in it
+            log = read_log(tmp_path / "b.jsonl")
+            steps = [entry[1] for entry in log if entry[0] == "post_interaction"]
+            acts = [entry[1] for entry in log if entry[0] == "act"]
+            assert name == f"run_{payload['timestep']}.ckpt" and steps[-1] == acts[-1] == payload["timestep"] - 1
+            assert [state["class"] for state in payload["agents"]] == ["LoggingAgent"] * 2
+            assert len(payload["processes"]) == 2
         else:
             process.kill()
             process.wait(timeout=30)
@@ -445,10 +466,115 @@ def test_a_multi_agent_algorithm_on_a_pettingzoo_env_runs_the_sequential_multi_a
     assert [float(step["infos"]["shared_states"][0, 0]) for step in seen] == [0, 1, 2, 0, 1, 2, 0, 1]
 
 
-def test_full_state_checkpoints_are_refused_with_several_agent_processes(tmp_path):
-    env = DriftEnv(num_envs=4)
-    agents = [LoggingAgent(tmp_path / "a.jsonl"), LoggingAgent(tmp_path / "b.jsonl")]
-    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[1, 3], cfg=CFG)
-    for call in (trainer.save, lambda: trainer.restore(str(tmp_path / "run_1.ckpt"))):
-        with pytest.raises(NotImplementedError, match="not supported with several agents yet .* SequentialTrainer"):
-            call()
+# -- full-state checkpoints: the agents' states come from their processes ------------------------------------------
+
+
+def make_resumable_agents(env, directory):
+    """PPO (scope 2) and SAC (scope 3) writing a full-state checkpoint every 6 steps into ``directory``: the first
+    one is in the middle of PPO's second rollout and after SAC's first updates (memory contents, optimizer moments,
+    sampling indexes, process random streams all matter)."""
+    experiment = {"directory": str(directory), "experiment_name": "run", "write_interval": 0, "checkpoint_interval": 6}
+    seed_everything(0)
+    agents = [make_ppo(env, 2), make_sac(env, 3)]
+    for agent, name in zip(agents, ["run", "sac"]):  # (run checkpoints go to the first agent's directory)
+        agent.cfg["experiment"] = {**agent.cfg["experiment"], **experiment, "experiment_name": name}
+        agent.checkpoint_interval = 6
+        agent.experiment_dir = os.path.join(str(directory), name)
+    return agents
+
+
+@pytest.fixture(scope="module")
+def uninterrupted_run(tmp_path_factory):
+    """12 steps of PPO + SAC in two processes, with the periodic checkpoint at 6 and the end-of-run one at 12."""
+    directory = tmp_path_factory.mktemp("uninterrupted")
+    env = DriftEnv(num_envs=5)
+    agents = make_resumable_agents(env, directory)
+    seed_everything(1)
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 12})
+    trainer.train()
+    return directory / "run" / "checkpoints", [parameters(agent) for agent in agents], trainer
+
+
+def test_parallel_training_resumed_from_a_checkpoint_ends_bit_identical_to_the_uninterrupted_run(
+    uninterrupted_run, tmp_path
+):
+    checkpoints_dir, expected, _ = uninterrupted_run
+    written = sorted(name for name in os.listdir(checkpoints_dir) if name.startswith("run_"))
+    assert written == ["run_12.ckpt", "run_6.ckpt"]
+    env = DriftEnv(num_envs=5)
+    agents = make_resumable_agents(env, tmp_path)
+    seed_everything(2)  # everything the run draws from is restored: the main process's and each agent process's
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 9})
+    trainer.restore(str(checkpoints_dir / "run_6.ckpt"))
+    assert trainer.initial_timestep == 6
+    trainer.train()
+    # a second train() continues from the states the processes sent back at the end of the first
+    trainer.timesteps = 12
+    trainer.train()
+    for index, agent in enumerate(agents):
+        resumed = parameters(agent)
+        assert resumed.keys() == expected[index].keys()
+        for name, value in expected[index].items():
+            assert torch.equal(resumed[name], value), (index, name)
+    # the resumed run wrote its own end-of-run checkpoint; save() after train() holds the processes' final states
+    assert os.path.isfile(tmp_path / "run" / "checkpoints" / "run_12.ckpt")
+    with open(checkpoints_dir / "run_12.ckpt", "rb") as file:
+        uninterrupted_end = pickle.load(file)
+    with open(trainer.save(str(tmp_path / "again.ckpt")), "rb") as file:
+        resumed_end = pickle.load(file)
+    assert resumed_end["timestep"] == uninterrupted_end["timestep"] == 12
+    assert len(resumed_end["processes"]) == 2
+    for saved, again in zip(uninterrupted_end["processes"], resumed_end["processes"]):
+        assert torch.equal(saved["torch"], again["torch"]) and saved["numpy"][1].tolist() == again["numpy"][1].tolist()
+    assert [s["attributes"].get("_update_count", None) for s in resumed_end["agents"]] == [
+        s["attributes"].get("_update_count", None) for s in uninterrupted_end["agents"]
+    ]
+
+
+def test_a_checkpoint_of_another_set_of_agent_processes_is_refused_with_what_differs(
+    uninterrupted_run, tmp_path, caplog
+):
+    checkpoints_dir, _, finished = uninterrupted_run
+    env = DriftEnv(num_envs=5)
+    agents = [make_ppo(env, 1), make_ppo(env, 2), make_sac(env, 2)]
+    other = ParallelTrainer(env=env, agents=agents, agents_scope=[1, 2, 2], cfg={**CFG, "timesteps": 12})
+    with pytest.raises(ValueError, match=r"holds the agents \['PPO', 'SAC'\], this trainer \['PPO', 'PPO', 'SAC'\]"):
+        other.restore(str(checkpoints_dir / "run_6.ckpt"))
+    assert other.initial_timestep == 0
+    # an agent's own state is checked in its process, after agent.init (which builds its memory)
+    agents = make_resumable_agents(env, tmp_path)
+    agents[1].memory = RandomMemory(memory_size=16, num_envs=3, device="cpu")
+    trainer = ParallelTrainer(env=env, agents=agents, agents_scope=[2, 3], cfg={**CFG, "timesteps": 12})
+    trainer.restore(str(checkpoints_dir / "run_6.ckpt"))
+    with pytest.raises(
+        CheckpointMismatchError, match=r"agent 1 \(SAC\): .*\(memory_size=32, num_envs=3 in the checkpoint"
+    ) as error:
+        trainer.train()
+    assert "Raised in the process of agent 1 (SAC" in "".join(getattr(error.value, "__notes__", []))
+    # a trainer whose agents never ran has nothing to save
+    with pytest.raises(RuntimeError, match="agents have not run yet, .* call train\\(\\) first, or restore\\(\\)"):
+        other.save(str(tmp_path / "nothing.ckpt"))
+    # a SequentialTrainer loads the checkpoint too, saying that the processes' random streams are not restored
+    sequential = SequentialTrainer(env=env, agents=make_resumable_agents(env, tmp_path / "s"), agents_scope=[2, 3],
+                                   cfg={**CFG, "timesteps": 12})  # fmt: skip
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        sequential.restore(str(checkpoints_dir / "run_6.ckpt"))
+    assert sequential.initial_timestep == 6 and "their random streams are not restored here" in caplog.text
+    # the finished run's trainer saves the states its processes sent back at the end
+    assert finished.initial_timestep == 12
+    with open(finished.save(str(tmp_path / "end.ckpt")), "rb") as file:
+        assert [state["class"] for state in pickle.load(file)["agents"]] == ["PPO", "SAC"]
+
+
+def test_a_single_agent_in_the_main_process_resumes_exactly_too(tmp_path):
+    runs = []
+    for resume in (False, True):
+        env = DriftEnv(num_envs=2)
+        agents = make_resumable_agents(env, tmp_path / str(resume))[:1]
+        seed_everything(1)
+        trainer = ParallelTrainer(env=env, agents=agents, cfg={**CFG, "timesteps": 12})
+        if resume:
+            trainer.restore(str(tmp_path / "False" / "run" / "checkpoints" / "run_6.ckpt"))
+        trainer.train()
+        runs.append(parameters(agents[0]))
+    assert all(torch.equal(runs[0][name], runs[1][name]) for name in runs[0])

@@ -16,13 +16,14 @@ import signal
 import time
 import traceback
 from multiprocessing.connection import Connection, wait
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 import torch.multiprocessing as mp
 
 from skrl_like import logger
+from skrl_like.core.checkpoints import CheckpointMismatchError
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG, _scoped_infos
 from skrl_like.torch.trainers.base import Trainer
 
@@ -43,7 +44,10 @@ class ParallelTrainer(Trainer):
     ``i`` produces the data (and weights) it would produce trained alone by a ``SequentialTrainer`` on its scope from
     that state. Agents are initialised (``agent.init``) inside their process at every ``train()``/``eval()`` call;
     the models' parameters are shared with the main process, so the main process's agents hold the trained weights
-    afterwards (memories, optimizer states and TensorBoard writers stay in the agent processes).
+    afterwards. At each full-state checkpoint and at the end of ``train()`` every agent process sends back its agent's
+    run state and its random states: :meth:`save` writes those (the layout of
+    :mod:`~skrl_like.core.checkpoints`), and the next ``train()`` (after :meth:`restore`, or continuing a finished
+    one) loads them into the agents in their processes right after ``agent.init``.
 
     :param env: the wrapped environment (``wrap_env(...)``, single-agent, usually vectorised).
     :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment; their
@@ -73,27 +77,87 @@ class ParallelTrainer(Trainer):
             )
         # a spawn context, not set_start_method("spawn", force=True): the program's own start method is left alone
         self._context = mp.get_context("spawn")
+        # the agent processes' states gathered at the last save point or the end of the last train() (several agents)
+        self._agent_states: Optional[List[Dict[str, Any]]] = None
+        # the agents' states a restore() left, loaded after agent.init when the next run starts (see _run)
+        self._pending_states: Optional[List[Dict[str, Any]]] = None
+        self._resolved_checkpoint_interval = 0  # agent 0's checkpoint interval as its process resolved it
+
+    # -- full-state checkpoints: the agents' states come from their processes -------------------------------------
 
     def save(self, path: Optional[str] = None) -> str:
-        """As ``SequentialTrainer.save``, with a single agent; refused with several (their state is in their
-        processes)."""
-        self._check_checkpoints("save")
+        """As ``SequentialTrainer.save``; with several agents, the agents' states (and each agent process's random
+        states) are those the processes sent back at the last checkpoint or the end of the last ``train()`` (or those
+        a :meth:`restore` left, before the next run).
+
+        :raises RuntimeError: several agents that have not run yet (they are initialised in their processes)."""
         return super().save(path)
 
     def restore(self, path: str) -> None:
-        """As ``SequentialTrainer.restore``, with a single agent; refused with several."""
-        self._check_checkpoints("restore")
+        """As ``SequentialTrainer.restore``; the agents' states are loaded when the next ``train()``/``eval()`` starts,
+        right after ``agent.init`` (in each agent's process with several agents, which also starts from its saved
+        random state when training). The trainer-level parts (backend, environments, agents' classes and scopes) are
+        checked here; an agent's own state (modules, shapes, memories) only once it is initialised, so such a mismatch
+        raises :class:`~skrl_like.core.checkpoints.CheckpointMismatchError` from that ``train()``/``eval()``."""
         super().restore(path)
 
-    def _check_checkpoints(self, method: str) -> None:
-        """Full-state checkpoints need every agent's state in the main process: true of a single agent only."""
-        if self.num_simultaneous_agents > 1:
-            raise NotImplementedError(
-                f"ParallelTrainer.{method}: full-state checkpoints are not supported with several agents yet (each "
-                "agent's optimizer, memory, counters and random state live in its own process, and the main "
-                "process's copy is stale): train them with SequentialTrainer to save and resume, or save each "
-                "agent's models with its checkpoint_interval (agent_<timestep>.pt)"
+    def _agent_run_states(self) -> List[Dict[str, Any]]:
+        if self.num_simultaneous_agents == 1:
+            if self._pending_states:  # restored, not run yet: the agent is not initialised
+                return [state["agent"] for state in self._pending_states]
+            return super()._agent_run_states()
+        return [state["agent"] for state in self._process_states()]
+
+    def _process_random_states(self) -> Optional[List[Any]]:
+        if self.num_simultaneous_agents == 1:
+            return None
+        return [state["random"] for state in self._process_states()]
+
+    def _process_states(self) -> List[Dict[str, Any]]:
+        """The agent processes' states (``{"agent": run_state, "random": process random state}`` per agent): those
+        gathered at the last save point or the end of the last ``train()``, or those a ``restore`` left for the next
+        ``train()``."""
+        states = self._agent_states or self._pending_states
+        if not states:
+            raise RuntimeError(
+                "ParallelTrainer.save: the agents have not run yet, so there is no state to save (each agent is "
+                "initialised in its process at train()): call train() first, or restore() a checkpoint"
             )
+        return states
+
+    def _check_agent_run_states(self, payload: Mapping[str, Any], where: str) -> Callable[[], None]:
+        """Agents are initialised (their memories and trackers built) only when a run starts, in their processes: their
+        states are checked and loaded there, right after ``agent.init``, at the next ``train()``/``eval()``."""
+        randoms = payload.get("processes")
+        if self.num_simultaneous_agents > 1 and randoms is None:
+            logger.warning(
+                f"{where} was written by a trainer whose agents shared its process: each agent process starts from "
+                "the restored random state of the main process, so the resumed run is not the uninterrupted one bit "
+                "for bit"
+            )
+        pending = []
+        for index, state in enumerate(payload["agents"]):
+            random_state = randoms[index] if randoms is not None and self.num_simultaneous_agents > 1 else None
+            pending.append(
+                {"agent": state, "random": random_state, "where": f"{where}: agent {index} ({state['class']})"}
+            )
+
+        def load() -> None:
+            self._pending_states = pending
+            self._agent_states = None
+
+        return load
+
+    def _checkpoint_interval(self) -> int:
+        if self.num_simultaneous_agents == 1:
+            return super()._checkpoint_interval()
+        return self._resolved_checkpoint_interval
+
+    def _is_best_checkpoint(self, timestep: int) -> bool:
+        if self.num_simultaneous_agents == 1:
+            return super()._is_best_checkpoint(timestep)
+        best = self._process_states()[0]["agent"]["attributes"].get("checkpoint_best_modules") or {}
+        return best.get("timestep") == timestep and bool(best.get("modules"))
 
     def train(self) -> None:
         """Train the agents for ``cfg["timesteps"]`` steps (from ``initial_timestep``), each in its own process."""
@@ -108,11 +172,22 @@ class ParallelTrainer(Trainer):
         try:
             if self.num_simultaneous_agents == 1:
                 self._init_agents()  # at every call, as the agent processes do
+                if self._pending_states:  # restored: loaded after init, which rebuilds the memories and trackers
+                    _load_agent_state(self._agent_list[0], self._pending_states[0])
+                    if not evaluate:  # (an eval() in between leaves them for the train() that resumes)
+                        self._pending_states = None
                 self._loop(evaluate)
                 return
             self._check_single_agent_env()
+            if not evaluate and self.initial_timestep >= self.timesteps:
+                return  # nothing left to train: no processes to start
             processes = _AgentProcesses(self._context, self._agent_list, self._scopes)
-            processes.start(self.cfg, evaluate)
+            # a continuing run (after restore(), or a train() after another) starts from the agents' saved states
+            states = self._agent_states or self._pending_states
+            intervals = processes.start(self.cfg, evaluate, states)
+            if not evaluate:  # (an eval() in between leaves them for the train() that resumes)
+                self._pending_states = None
+            self._resolved_checkpoint_interval = intervals[0]
             self._parallel_loop(processes, evaluate)
         except KeyboardInterrupt:
             if processes is not None:
@@ -126,23 +201,47 @@ class ParallelTrainer(Trainer):
                 processes.stop()
 
     def _parallel_loop(self, processes: "_AgentProcesses", evaluate: bool) -> None:
-        if self.initial_timestep >= self.timesteps:
+        """The sequential loop's run (``TrainerCore._loop``) with the agents' halves of a step in their processes.
+
+        One round trip per timestep, except at a checkpoint (and after the last step): there the second half of the
+        step goes alone, then every process sends its agent's run state and its random state, the checkpoint is
+        written from those, and the next step's first half follows."""
+        start = 0 if evaluate else self.initial_timestep
+        if start >= self.timesteps:
             return
-        states, _ = self.env.reset()
-        actions = processes.step(
-            self.timesteps, None, {"timestep": self.initial_timestep, "evaluate": evaluate, "states": states}
-        )
-        for timestep in self._progress():
-            with self._no_grad():
-                next_states, rewards, terminated, truncated, infos = self.env.step(actions)
-                if not self.headless:
-                    self.env.render()
-            states, _ = self._next_states(next_states, terminated, truncated)
-            record = {"timestep": timestep, "infos": infos, "next_states": next_states, "rewards": rewards}
-            record.update(terminated=terminated, truncated=truncated)
-            has_next = timestep + 1 < self.timesteps
-            act = {"timestep": timestep + 1, "evaluate": evaluate, "states": states} if has_next else None
-            actions = processes.step(self.timesteps, record, act)
+        states = self._start_states(evaluate)
+        save_at = self._next_save_timestep(evaluate)
+        with self._run_guard(evaluate):
+            actions = processes.step(self.timesteps, None, {"timestep": start, "evaluate": evaluate, "states": states})
+            for timestep in self._progress(start):
+                with self._no_grad():
+                    next_states, rewards, terminated, truncated, infos = self.env.step(actions)
+                    if not self.headless:
+                        self.env.render()
+                states, _ = self._next_states(next_states, terminated, truncated)
+                record = {"timestep": timestep, "infos": infos, "next_states": next_states, "rewards": rewards}
+                record.update(terminated=terminated, truncated=truncated)
+                has_next = timestep + 1 < self.timesteps
+                act = {"timestep": timestep + 1, "evaluate": evaluate, "states": states} if has_next else None
+                at_save_point = timestep == save_at or self._stop_requested
+                if not evaluate and (at_save_point or not has_next):
+                    processes.step(self.timesteps, record, None)
+                    self._agent_states = processes.run_states()
+                    if at_save_point:
+                        save_at = self._at_save_point(timestep, states)
+                    actions = processes.step(self.timesteps, None, act) if has_next else None
+                else:
+                    actions = processes.step(self.timesteps, record, act)
+            self._finish_loop(evaluate, states)
+
+
+def _load_agent_state(agent: Any, state: Mapping[str, Any]) -> None:
+    """Load a saved agent state (``{"agent": run_state, ...}``; ``"where"`` names a restored one's checkpoint) into an
+    initialised agent."""
+    try:
+        agent.load_run_state(state["agent"], state.get("where", type(agent).__name__))
+    except ValueError as error:
+        raise CheckpointMismatchError(str(error)) from error
 
 
 class _AgentSide(Trainer):
@@ -221,15 +320,27 @@ def _agent_process(index: int, connection: Connection) -> None:
         torch.set_num_threads(setup["num_threads"])
         _set_random_state(setup["random_state"])
         agent.init(trainer_cfg=setup["cfg"])
+        saved = setup["saved"]
+        if saved is not None:  # a continuing run: after init, which rebuilt the memories and the episode tracker
+            where = "loading its saved state"
+            _load_agent_state(agent, saved)
+            if saved["random"] is not None and not setup["evaluate"]:
+                _set_random_state(saved["random"])
         agent.set_running_mode("eval" if setup["evaluate"] else "train")
         side = _AgentSide(agent, setup["cfg"], setup["num_envs"])
-        connection.send(("ok", None))
+        interval = getattr(agent, "checkpoint_interval", 0)
+        connection.send(("ok", interval if isinstance(interval, int) else 0))
         buffers: Dict[str, torch.Tensor] = {}
         states = actions = None
         while True:
             command, message = _receive(connection)
             if command == "stop":
                 break
+            if command == "state":  # between two steps: a snapshot (plain pickle: copied, not shared memory)
+                where = "saving its state"
+                state = {"agent": agent.run_state(), "random": _random_state([device])}
+                connection.send(("state", pickle.dumps(state)))
+                continue
             if command != "step":
                 raise RuntimeError(f"agent process {index} got an unknown command {command!r}")
             buffers.update(message["buffers"])
@@ -286,7 +397,9 @@ class _AgentProcesses:
         self.unsent: List[Dict[str, torch.Tensor]] = [{} for _ in agents]
         self.command = "at start-up"  # what the last command asked, for a process that dies without a word
 
-    def start(self, cfg: Dict[str, Any], evaluate: bool) -> None:
+    def start(self, cfg: Dict[str, Any], evaluate: bool, saved: Optional[List[Dict[str, Any]]] = None) -> List[int]:
+        """Start the agent processes (each agent initialised in its process, then given its ``saved`` state if any);
+        return their agents' resolved checkpoint intervals."""
         random_state = _random_state(self.devices)
         num_threads = max(1, torch.get_num_threads() // len(self.agents))
         for index in range(len(self.agents)):
@@ -302,10 +415,19 @@ class _AgentProcesses:
         # travels through torch's pickler, so its parameters and buffers become shared memory
         for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
             setup = {"agent": agent, "cfg": cfg, "evaluate": evaluate, "num_envs": end - start}
+            setup["saved"] = None if saved is None else saved[index]
             self._send(index, ("setup", {**setup, "random_state": random_state, "num_threads": num_threads}))
-        self._gather()
+        replies = self._gather()
         for index, (agent, (start, end)) in enumerate(zip(self.agents, self.scopes)):
             logger.info(f"Agent process {index}: {type(agent).__name__} on {self.devices[index]}, scope {start}:{end}")
+        return [interval for _, interval in replies]
+
+    def run_states(self) -> List[Dict[str, Any]]:
+        """Every agent process's state between two steps: its agent's ``run_state()`` and its random state."""
+        self.command = "saving its state"
+        for index in range(len(self.connections)):
+            self._send(index, ("state", None))
+        return [pickle.loads(payload) for _, payload in self._gather()]
 
     def _send(self, index: int, message: Any) -> None:
         try:
