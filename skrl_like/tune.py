@@ -5,7 +5,9 @@ The Trainable is built from a *run description*: the same YAML dict that the Run
 overrides it by dotted config keys (``{"agent.learning_rate": 3e-4, "seed": 1}``). Each ``step()`` continues the
 same trainer for ``timesteps_per_iteration`` more timesteps and returns the results-file row written at its end;
 ``save_checkpoint`` / ``load_checkpoint`` are the trainer's full-state checkpoints, so a paused, resumed or
-PBT-exploited trial continues exactly where its checkpoint was taken.
+PBT-exploited trial continues exactly where its checkpoint was taken, except for what a PBT exploit mutated: a learning
+rate of the trial's config that differs from the one the checkpointed trial was configured with is set on the restored
+optimizers (``Agent.set_learning_rate``).
 
 This is the only module of the package that imports ``ray`` (extra ``tune``: ``pip install skrl_like[tune]``).
 """
@@ -103,6 +105,12 @@ class SkrlTrainable(tune.Trainable):
         runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
         runner = importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg)
         self.agent, self.trainer = runner.agent, runner.trainer
+        # the learning rates this trial's config asks for: what load_checkpoint compares with the checkpoint's
+        self._config_rates = {
+            key: float(agent_cfg[key])
+            for key in self.agent.learning_rate_keys()
+            if isinstance(agent_cfg.get(key), (int, float)) and not isinstance(agent_cfg[key], bool)
+        }
         self._rows = []
         self.agent.result_listeners.append(self._rows.append)
         self._last_return: Optional[float] = None
@@ -134,15 +142,42 @@ class SkrlTrainable(tune.Trainable):
         """The trainer's full-state checkpoint (``run.ckpt``) and the carried metrics, in ``checkpoint_dir``."""
         self.trainer.save(os.path.join(checkpoint_dir, CHECKPOINT_FILE))
         with open(os.path.join(checkpoint_dir, METRICS_FILE), "w") as file:
-            json.dump({"episode_return_mean": self._last_return, "env_steps_total": self._env_steps_total}, file)
+            json.dump(
+                {
+                    "episode_return_mean": self._last_return,
+                    "env_steps_total": self._env_steps_total,
+                    "config_learning_rates": self._config_rates,
+                },
+                file,
+            )
         return checkpoint_dir
 
     def load_checkpoint(self, checkpoint: Any) -> None:
-        """Restore a checkpoint of :meth:`save_checkpoint` (of this trial, or of a PBT donor) into this trainer."""
+        """Restore a checkpoint of :meth:`save_checkpoint` (of this trial, or of a PBT donor) into this trainer.
+
+        The optimizers' state (and learning-rate schedulers') comes from the checkpoint, so the learning rate would
+        be the donor's. A PBT exploit restores the donor's checkpoint into a trial whose config is the donor's with
+        some keys mutated (``setup`` or :meth:`reset_config` saw it first): each learning rate of this config that
+        differs from the one the donor was configured with is set on the restored agent. A rate that was not
+        mutated, as in a plain pause and resume, keeps the checkpoint's (e.g. a ``KLAdaptiveLR``-adapted one).
+        """
         self.trainer.restore(os.path.join(checkpoint, CHECKPOINT_FILE))
         with open(os.path.join(checkpoint, METRICS_FILE)) as file:
             metrics = json.load(file)
         self._last_return, self._env_steps_total = metrics["episode_return_mean"], metrics["env_steps_total"]
+        saved_rates = metrics.get("config_learning_rates")
+        if saved_rates is None:  # a checkpoint written before the rates were recorded: nothing to compare with
+            return
+        for key, rate in self._config_rates.items():
+            if saved_rates.get(key) != rate:
+                self.agent.set_learning_rate(rate, key)
+
+    def reset_config(self, new_config: Dict[str, Any]) -> bool:
+        """Rebuild the run for ``new_config`` in this actor (Tune's ``reuse_actors=True``; a PBT exploit then loads
+        the donor's checkpoint with :meth:`load_checkpoint`)."""
+        self.cleanup()
+        self.setup(new_config)
+        return True
 
     def cleanup(self) -> None:
         self.trainer.env.close()

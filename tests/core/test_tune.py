@@ -115,6 +115,65 @@ def test_restored_trial_equals_the_donor(trial, tmp_path, backend):
     recipient.stop()
 
 
+def steps_from(parameters_now, start):
+    return {name: parameters_now[name] - start[name] for name in start}
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_a_pbt_exploit_steps_at_the_mutated_learning_rate(trial, tmp_path, backend):
+    """PBT's exploit: the donor's checkpoint restored into a trial whose config is the donor's with the learning rate
+    mutated (a new actor: setup, then load_checkpoint; a reused one: reset_config, then load_checkpoint). The
+    exploited trial's next optimizer step is the donor's next step scaled by the mutation."""
+    if backend == "jax":
+        pytest.importorskip("flax")
+    run = description()
+    run["agent"].update(rollouts=16, learning_epochs=1, mini_batches=1)  # one iteration: one optimizer step
+    trainable_class = make_trainable(run, backend=backend, timesteps_per_iteration=16)
+    donor = trial(trainable_class, {"agent.learning_rate": 3e-4})
+    donor.step()
+    os.makedirs(tmp_path / "checkpoint")
+    checkpoint = donor.save_checkpoint(str(tmp_path / "checkpoint"))
+    at_checkpoint = parameters(donor)
+    donor.step()
+    donor_steps = steps_from(parameters(donor), at_checkpoint)
+    assert max(np.abs(step).max() for step in donor_steps.values()) > 1e-5
+
+    def assert_mutated_steps(exploited):
+        assert_same_parameters(parameters(exploited), at_checkpoint)
+        exploited.step()
+        assert exploited.agent.cfg["learning_rate"] == 7.5e-4
+        for name, step in steps_from(parameters(exploited), at_checkpoint).items():
+            np.testing.assert_allclose(step, 2.5 * donor_steps[name], rtol=1e-3, atol=3e-7, err_msg=name)
+
+    exploited = trial(trainable_class, {"agent.learning_rate": 7.5e-4})
+    exploited.load_checkpoint(checkpoint)
+    assert_mutated_steps(exploited)
+    exploited.stop()
+    assert donor.reset_config({"agent.learning_rate": 7.5e-4})
+    donor.load_checkpoint(checkpoint)
+    assert_mutated_steps(donor)
+    donor.stop()
+
+
+def test_a_resumed_trial_keeps_its_adapted_learning_rate(trial, tmp_path):
+    # the same config (a pause and resume, or an exploit that did not mutate the rate): the checkpoint's rate, here
+    # the one KLAdaptiveLR adapted, not the config's initial one
+    run = description()
+    run["agent"].update(rollouts=16, learning_epochs=1, mini_batches=1, learning_rate_scheduler="KLAdaptiveLR")
+    trainable_class = make_trainable(run, timesteps_per_iteration=16)
+    donor = trial(trainable_class, {"agent.learning_rate": 3e-4})
+    donor.step()
+    os.makedirs(tmp_path / "checkpoint")
+    checkpoint = donor.save_checkpoint(str(tmp_path / "checkpoint"))
+    adapted = donor.agent.optimizer.param_groups[0]["lr"]
+    assert adapted == pytest.approx(3e-4 * 1.5)  # a KL of 0 (one mini-batch, evaluated before its step)
+    resumed = trial(trainable_class, {"agent.learning_rate": 3e-4})
+    resumed.load_checkpoint(checkpoint)
+    assert resumed.agent.optimizer.param_groups[0]["lr"] == adapted
+    donor.stop()
+    resumed.stop()
+
+
 @pytest.fixture(scope="module")
 def local_ray(tmp_path_factory):
     import ray

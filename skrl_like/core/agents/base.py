@@ -18,6 +18,7 @@ from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import stored_next_states
+from skrl_like.core.config import did_you_mean
 from skrl_like.core.io import atomic_write
 from skrl_like.core.memory_index import MemoryBase
 from skrl_like.core.network_definition import NetworkInputError
@@ -770,6 +771,54 @@ class AgentCore:
 
     def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
         raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")
+
+    # -- learning rates at run time ------------------------------------------------------------------------------
+
+    #: the algorithm's learning rates by config key: what each backend needs to find one (torch: the optimizer's and
+    #: the scheduler's attribute names; JAX: the attribute its update reads the rate from). A key whose attribute is
+    #: absent (SAC without ``learn_entropy``) is not a rate of that agent.
+    _learning_rates: Mapping[str, Any] = {}
+
+    def learning_rate_keys(self) -> Tuple[str, ...]:
+        """The config keys of the learning rates :meth:`set_learning_rate` changes: ``("learning_rate",)`` for PPO,
+        ``("actor_learning_rate", "critic_learning_rate", "entropy_learning_rate")`` for SAC, ..."""
+        return tuple(key for key in self._learning_rates if self._has_learning_rate(key))
+
+    def set_learning_rate(self, value: float, key: Optional[str] = None) -> None:
+        """Make the optimizer(s) step at ``value`` from the next update on, e.g. after a Tune PBT exploit restored a
+        donor's checkpoint (whose optimizer state holds the donor's rate) with a mutated ``learning_rate``.
+
+        The rate replaces the current one and, with a ``learning_rate_scheduler``, becomes the scheduler's base rate:
+        the schedule continues from it (``KLAdaptiveLR`` adapts it as usual). ``cfg[key]`` is updated too. Nothing
+        is rebuilt or recompiled (the JAX updates take the rate as a traced argument).
+
+        :param value: the new learning rate (a finite number >= 0).
+        :param key: one config key of :meth:`learning_rate_keys` (``"critic_learning_rate"``); ``None``: all of them.
+        :raises ValueError: ``value`` is not a finite number >= 0, or the agent has no learning rate ``key``.
+        """
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+            raise ValueError(
+                f"{type(self).__name__}.set_learning_rate: the rate must be a finite number, got {value!r}"
+            )
+        if value < 0:
+            raise ValueError(f"{type(self).__name__}.set_learning_rate: the rate must be >= 0, got {value!r}")
+        keys = self.learning_rate_keys()
+        if key is not None and key not in keys:
+            raise ValueError(
+                f"{type(self).__name__} has no learning rate '{key}'.{did_you_mean(key, keys)} "
+                f"Its learning rates: {', '.join(keys) or 'none'}"
+            )
+        for name in keys if key is None else (key,):
+            self._apply_learning_rate(name, float(value))
+            self.cfg[name] = float(value)
+
+    def _has_learning_rate(self, key: str) -> bool:
+        """Backend: whether this agent has the learning rate ``key`` of :attr:`_learning_rates`."""
+        return False
+
+    def _apply_learning_rate(self, key: str, value: float) -> None:
+        """Backend: make the rate ``key`` (one of :meth:`learning_rate_keys`) ``value``."""
+        raise NotImplementedError
 
     def set_mode(self, mode: str) -> None:
         """Put every model in ``"train"`` or ``"eval"`` mode."""

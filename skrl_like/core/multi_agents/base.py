@@ -14,7 +14,7 @@ import functools
 import operator
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -161,6 +161,20 @@ class MultiAgentCore(AgentCore):
             self._tracker = self._make_tracker(min(self.write_interval, 4096) if self.write_interval else 4096)
         for learner in self.learners.values():
             learner.init(trainer_cfg)
+
+    def learning_rate_keys(self) -> Tuple[str, ...]:
+        """The learning rates of the agents' learners (each learner has its own optimizers)."""
+        keys = [key for learner in self.learners.values() for key in learner.learning_rate_keys()]
+        return tuple(dict.fromkeys(keys))
+
+    def _has_learning_rate(self, key: str) -> bool:
+        return key in self.learning_rate_keys()
+
+    def _apply_learning_rate(self, key: str, value: float) -> None:
+        # one rate for every agent (a per-agent rate: set it on ``learners[uid]``)
+        for learner in self.learners.values():
+            if key in learner.learning_rate_keys():
+                learner.set_learning_rate(value, key)
 
     def set_mode(self, mode: str) -> None:
         for learner in self.learners.values():

@@ -85,6 +85,10 @@ class Agent(AgentCore):
         return restore_tree(self._get_internal_value(module), state)
 
     def _restore_state(self, name: str, module: Any, state: Any) -> None:
+        # flax restores NumPy arrays: make them arrays like the ones an update returns (uncommitted, on the agent's
+        # device), or the next compiled update would be compiled again for NumPy arguments (after every restore)
+        with jax.default_device(self.device):
+            state = jax.tree_util.tree_map(jnp.asarray, state)
         if hasattr(module, "state_dict"):
             module.state_dict = module.state_dict.replace(params=state)
         else:  # an optimizer: its entry rebinds the agent's attribute
@@ -128,6 +132,17 @@ class Agent(AgentCore):
 
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
+
+    # the attribute each learning rate's update reads it from (gathered into the learner state before an update,
+    # passed to the optimizers as a traced argument; agents with other rates declare them)
+    _learning_rates = {"learning_rate": "_learning_rate"}
+
+    def _has_learning_rate(self, key: str) -> bool:
+        return key in self._learning_rates and hasattr(self, self._learning_rates[key])
+
+    def _apply_learning_rate(self, key: str, value: float) -> None:
+        # the next gather puts it into the learner state: a new value of a traced argument, nothing recompiles
+        setattr(self, self._learning_rates[key], jnp.asarray(value, jnp.float32))
 
     def _register_optimizer(self, name: str) -> None:
         """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""

@@ -11,6 +11,7 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from skrl_like import config
+from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.resources.preprocessors.running_standard_scaler import standardize, update_statistics
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR
@@ -145,6 +146,16 @@ class FunctionalPreprocessor:
         mean, variance, _ = state
         epsilon, clip_threshold = self.preprocessor.epsilon, self.preprocessor.clip_threshold
         return state, standardize(jnp, x, mean, variance, epsilon, clip_threshold, inverse)
+
+
+def make_adam(model: Any, learning_rate: float, schedule: Optional[Callable], grad_norm_clip: float = 0) -> Any:
+    """The Adam of one of an agent's models. Every update passes it the learner's rate (traced: a scheduler or
+    ``Agent.set_learning_rate`` changes it without recompiling). Without a schedule it scales by the construction
+    rate as ``optax.adam`` does (skrl's checkpoint layout) and rescales to the rate passed, exactly 1 while that is
+    unchanged; a zero construction rate cannot be rescaled, so that optimizer (as with a schedule) leaves the whole
+    scaling to the rate passed."""
+    scale = schedule is None and learning_rate != 0
+    return Adam(model=model, lr=learning_rate, grad_norm_clip=grad_norm_clip, scale=scale)
 
 
 def make_scheduler(scheduler: Optional[Callable], kwargs: dict) -> Optional[Callable]:

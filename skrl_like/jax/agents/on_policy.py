@@ -30,9 +30,9 @@ from skrl_like.jax.agents.mechanics import (
     all_finite,
     compute_gae,
     fresh_optimizer,
+    make_adam,
     make_scheduler,
 )
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 # the log-probability of taken actions draws nothing, but the mixins want a key
@@ -98,7 +98,6 @@ class OnPolicyAgent(Agent):
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
     _rollout_type: Any = Rollout  # the memory tensors an update reads (MAPPO adds the shared states)
-    _rate_in_learner: bool = False  # step at ``learner.learning_rate`` also without a schedule (a swept rate)
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -119,18 +118,13 @@ class OnPolicyAgent(Agent):
         self.checkpoint_modules["value"] = self.value
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
 
-        # with a schedule the update passes the learning rate to the optimizers
+        # the update passes the learner's rate to the optimizers (see make_adam)
         self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
         self.policy_optimizer = None
         for role in optimized:
-            optimizer = Adam(
-                model=self.models[role],
-                lr=self._learning_rate,
-                grad_norm_clip=cfg["grad_norm_clip"],
-                scale=self._schedule is None,
-            )
+            optimizer = make_adam(self.models[role], self._learning_rate, self._schedule, cfg["grad_norm_clip"])
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
 
@@ -287,10 +281,9 @@ class OnPolicyAgent(Agent):
 
     def _optimizer_step(self, learner: LearnerState, grads: Any) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),
-        at the learner's scheduled learning rate when a schedule is configured."""
-        learning_rate = learner.learning_rate if self._schedule is not None or self._rate_in_learner else None
-        policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learning_rate)
-        value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learning_rate)
+        at the learner's learning rate."""
+        policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learner.learning_rate)
+        value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learner.learning_rate)
         return learner._replace(
             policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
         )

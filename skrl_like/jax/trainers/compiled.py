@@ -404,9 +404,6 @@ class CompiledTrainer(Trainer):
                 f"{where}: {name!r} ({agent.cfg[name]!r}) is not a number the update reads as a value (it shapes the "
                 f"compiled function or is read when the agent is built); sweep e.g. {self._family.sweep_examples}"
             )
-        if name == "learning_rate" and agent._schedule is None and agent.policy_optimizer is not None:
-            if agent.policy_optimizer.scale and agent.policy_optimizer.learning_rate == 0:
-                raise ValueError(f"{where}: the agent's own learning_rate is 0; build it with a non-zero rate")
         return name, [float(value) for value in values]
 
     @contextlib.contextmanager
@@ -416,10 +413,8 @@ class CompiledTrainer(Trainer):
         if name is None:
             yield
             return
-        cfg, rate_in_learner = agent.cfg, getattr(agent, "_rate_in_learner", None)
+        cfg = agent.cfg
         agent.cfg = {**cfg, name: value}
-        if rate_in_learner is not None:  # an on-policy agent steps at the learner's (swept) rate
-            agent._rate_in_learner = rate_in_learner or name == "learning_rate"
         try:
             yield
         except (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError) as error:
@@ -430,8 +425,6 @@ class CompiledTrainer(Trainer):
             ) from error
         finally:
             agent.cfg = cfg
-            if rate_in_learner is not None:
-                agent._rate_in_learner = rate_in_learner
 
     # -- the compiled run ------------------------------------------------------------------------------------
 

@@ -89,6 +89,27 @@ class Agent(AgentCore):
             and not isinstance(value, type)
         }
 
+    # the usual layout of a learning rate: one optimizer, one scheduler (agents with others declare them)
+    _learning_rates = {"learning_rate": ("optimizer", "scheduler")}
+
+    def _has_learning_rate(self, key: str) -> bool:
+        return key in self._learning_rates and getattr(self, self._learning_rates[key][0], None) is not None
+
+    def _apply_learning_rate(self, key: str, value: float) -> None:
+        # the rate of every parameter group, and the scheduler's view of it: its base rates (what a closed-form
+        # step recomputes from) and last rates (tracked); a chainable schedule (LinearLR, KLAdaptiveLR) continues
+        # from the groups' rate
+        optimizer_name, scheduler_name = self._learning_rates[key]
+        optimizer = getattr(self, optimizer_name)
+        for group in optimizer.param_groups:
+            group["lr"] = value
+            if "initial_lr" in group:
+                group["initial_lr"] = value
+        scheduler = getattr(self, scheduler_name, None) if scheduler_name else None
+        if scheduler is not None:
+            scheduler.base_lrs = [value] * len(optimizer.param_groups)
+            scheduler._last_lr = [value] * len(optimizer.param_groups)
+
     def _autocast(self) -> Any:
         """``torch.autocast`` on the agent's device when ``self._mixed_precision`` (set by agents with the
         ``mixed_precision`` key) is on, else a no-op context: wrap forward passes in it."""

@@ -46,6 +46,7 @@ class TabularAgent(Agent):
     """
 
     _default_config: dict = {}
+    _learning_rates = {"learning_rate": ("_learning_rate", None)}  # the step size of the table update
 
     def __init__(
         self,
@@ -72,6 +73,9 @@ class TabularAgent(Agent):
         self._discount_factor = cfg["discount_factor"]
         self._learning_rate = cfg["learning_rate"]
         self._transition: Optional[TabularTransition] = None
+
+    def _apply_learning_rate(self, key: str, value: float) -> None:
+        self._learning_rate = value
 
     def _check_table(self) -> torch.Tensor:
         """The policy's Q-table, checked now instead of failing (or indexing the wrong cells) at the first update."""

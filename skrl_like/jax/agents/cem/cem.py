@@ -25,9 +25,8 @@ from skrl_like.core.agents.off_policy import check_action_space
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
-from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_scheduler, step_scheduler
+from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_adam, make_scheduler, step_scheduler
 from skrl_like.jax.agents.off_policy import create_replay_tensors
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["CEM", "CEM_DEFAULT_CONFIG"]
@@ -109,7 +108,7 @@ class CEM(Agent):
         self._learning_rate = cfg["learning_rate"]
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        self.optimizer = Adam(model=self.policy, lr=cfg["learning_rate"], scale=self._schedule is None)
+        self.optimizer = make_adam(self.policy, cfg["learning_rate"], self._schedule)
         self._register_optimizer("optimizer")
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
@@ -233,9 +232,7 @@ class CEM(Agent):
         _, previous = self._state_functional(statistics, rows.previous_states)
         states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
-        optimizer, policy = learner.optimizer.update(
-            grads, learner.policy, learner.learning_rate if self._schedule is not None else None
-        )
+        optimizer, policy = learner.optimizer.update(grads, learner.policy, learner.learning_rate)
         learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
         finite = jnp.stack([all_finite(states), jnp.isfinite(loss), all_finite(policy)])
         learner = LearnerState(policy, optimizer, statistics, jnp.asarray(learning_rate, jnp.float32))

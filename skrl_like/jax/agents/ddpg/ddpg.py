@@ -26,13 +26,13 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    make_adam,
     make_scheduler,
     polyak_update,
     step_scheduler,
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batches
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DDPG", "DDPG_DEFAULT_CONFIG"]
@@ -97,6 +97,7 @@ class DDPG(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _learning_rates = {"actor_learning_rate": "_policy_learning_rate", "critic_learning_rate": "_critic_learning_rate"}
 
     def __init__(
         self,
@@ -136,12 +137,7 @@ class DDPG(Agent):
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
         for role, learning_rate in (("policy", cfg["actor_learning_rate"]), ("critic", cfg["critic_learning_rate"])):
-            optimizer = Adam(
-                model=self.models[role],
-                lr=learning_rate,
-                grad_norm_clip=cfg["grad_norm_clip"],
-                scale=self._schedule is None,
-            )
+            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
         init_target("DDPG", self.models, "target_policy", "policy")
@@ -239,7 +235,6 @@ class DDPG(Agent):
     ) -> Tuple[LearnerState, StepRecord]:
         """One DDPG gradient step on one batch (pure)."""
         cfg = self.cfg
-        scheduled = self._schedule is not None
         # the statistics are updated with the states, then with the next states [compat]
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
@@ -256,7 +251,7 @@ class DDPG(Agent):
         # critic step
         critic_loss, critic_grad = jax.value_and_grad(self._critic_loss)(learner.critic, states, batch.actions, targets)
         critic_optimizer, critic = learner.critic_optimizer.update(
-            critic_grad, learner.critic, learner.critic_learning_rate if scheduled else None
+            critic_grad, learner.critic, learner.critic_learning_rate
         )
 
         # actor step, with the updated critic
@@ -264,7 +259,7 @@ class DDPG(Agent):
             learner.policy, critic, states
         )
         policy_optimizer, policy = learner.policy_optimizer.update(
-            policy_grad, learner.policy, learner.policy_learning_rate if scheduled else None
+            policy_grad, learner.policy, learner.policy_learning_rate
         )
 
         # soft updates of the targets, then the learning-rate schedule

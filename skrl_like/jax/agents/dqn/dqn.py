@@ -31,6 +31,7 @@ from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
     fresh_optimizer,
+    make_adam,
     make_scheduler,
     polyak_update,
     step_scheduler,
@@ -43,7 +44,6 @@ from skrl_like.jax.agents.off_policy import (
     init_target,
     sample_batches,
 )
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
@@ -150,7 +150,7 @@ class DQN(Agent):
         # with a schedule the update passes its own rate to every step (skrl's JAX rule)
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        self.optimizer = Adam(model=self.q_network, lr=cfg["learning_rate"], scale=self._schedule is None)
+        self.optimizer = make_adam(self.q_network, cfg["learning_rate"], self._schedule)
         self._register_optimizer("optimizer")
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
@@ -273,9 +273,7 @@ class DQN(Agent):
         target_values = td_targets(batch.rewards, batch.terminated, next_values, cfg["discount_factor"])
 
         loss, grads = jax.value_and_grad(self._loss)(learner.q_network, states, batch.actions, target_values)
-        optimizer, q_network = learner.optimizer.update(
-            grads, learner.q_network, learner.learning_rate if self._schedule is not None else None
-        )
+        optimizer, q_network = learner.optimizer.update(grads, learner.q_network, learner.learning_rate)
         # the target moves only on target-update timesteps: a traced flag, one compilation for both cases
         target_q_network = jax.lax.cond(
             update_target,

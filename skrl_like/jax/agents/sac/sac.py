@@ -40,6 +40,7 @@ from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
     fresh_optimizer,
+    make_adam,
     make_scheduler,
     polyak_update,
     step_scheduler,
@@ -53,7 +54,6 @@ from skrl_like.jax.agents.off_policy import (
     warn_if_identical,
 )
 from skrl_like.jax.models import GaussianMixin
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
@@ -93,6 +93,7 @@ class LearnerState(NamedTuple):
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     actor_learning_rate: jax.Array
     critic_learning_rate: jax.Array
+    entropy_learning_rate: jax.Array  # not scheduled (skrl)
     key: jax.Array
 
 
@@ -141,6 +142,11 @@ class SAC(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _learning_rates = {
+        "actor_learning_rate": "_actor_learning_rate",
+        "critic_learning_rate": "_critic_learning_rate",
+        "entropy_learning_rate": "_entropy_learning_rate",  # with learn_entropy
+    }
 
     def __init__(
         self,
@@ -177,7 +183,7 @@ class SAC(Agent):
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
 
-        # one Adam per model (each clips its own gradients [compat]); with a schedule the update passes the rates
+        # one Adam per model (each clips its own gradients [compat]); the update passes the rates (see make_adam)
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
         self._actor_learning_rate = cfg["actor_learning_rate"]
@@ -187,12 +193,7 @@ class SAC(Agent):
             ("critic_1", cfg["critic_learning_rate"]),
             ("critic_2", cfg["critic_learning_rate"]),
         ):
-            optimizer = Adam(
-                model=self.models[role],
-                lr=learning_rate,
-                grad_norm_clip=cfg["grad_norm_clip"],
-                scale=self._schedule is None,
-            )
+            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
 
@@ -203,7 +204,8 @@ class SAC(Agent):
         if cfg["learn_entropy"]:
             target_entropy = cfg["target_entropy"]
             self._target_entropy = default_target_entropy(action_space) if target_entropy is None else target_entropy
-            self.entropy_optimizer = Adam(model=self.log_entropy_coefficient, lr=cfg["entropy_learning_rate"])
+            self.entropy_optimizer = make_adam(self.log_entropy_coefficient, cfg["entropy_learning_rate"], None)
+            self._entropy_learning_rate = cfg["entropy_learning_rate"]
             self._register_optimizer("entropy_optimizer")
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
@@ -285,7 +287,6 @@ class SAC(Agent):
     def _gradient_step(self, learner: LearnerState, batch: Batch, timestep: jax.Array) -> Tuple[LearnerState, Any]:
         """One SAC gradient step on one batch (pure): critics, actor, entropy coefficient, targets."""
         cfg = self.cfg
-        scheduled = self._schedule is not None
         key, next_key, actor_key = jax.random.split(learner.key, 3)
         alpha = jnp.exp(learner.log_entropy_coefficient)
 
@@ -307,7 +308,7 @@ class SAC(Agent):
         )
 
         # critic step: each critic with its own gradient; the loss reported is the mean of both MSEs [compat]
-        critic_learning_rate = learner.critic_learning_rate if scheduled else None
+        critic_learning_rate = learner.critic_learning_rate
         critic_grad = jax.value_and_grad(self._critic_loss, has_aux=True)
         (critic_1_loss, _), critic_1_grad = critic_grad(
             learner.critic_1, self.critic_1, "critic_1", batch, target_values
@@ -334,7 +335,7 @@ class SAC(Agent):
             learner.policy, learner, states, alpha, actor_key
         )
         policy_optimizer, policy = learner.policy_optimizer.update(
-            policy_grad, learner.policy, learner.actor_learning_rate if scheduled else None
+            policy_grad, learner.policy, learner.actor_learning_rate
         )
 
         # entropy coefficient: log(alpha) rises while the policy's entropy is below the target
@@ -348,7 +349,7 @@ class SAC(Agent):
 
             entropy_loss, entropy_grad = jax.value_and_grad(entropy_objective)({"params": log_entropy_coefficient})
             entropy_optimizer, entropy_params = entropy_optimizer.update(
-                entropy_grad, {"params": log_entropy_coefficient}
+                entropy_grad, {"params": log_entropy_coefficient}, learner.entropy_learning_rate
             )
             log_entropy_coefficient = entropy_params["params"]
 
@@ -474,6 +475,7 @@ class SAC(Agent):
             state_preprocessor=self._state_functional.state,
             actor_learning_rate=jnp.asarray(self._actor_learning_rate, jnp.float32),
             critic_learning_rate=jnp.asarray(self._critic_learning_rate, jnp.float32),
+            entropy_learning_rate=jnp.asarray(getattr(self, "_entropy_learning_rate", 0.0), jnp.float32),
             key=self._key,
         )
 

@@ -30,6 +30,7 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    make_adam,
     make_scheduler,
     polyak_update,
     step_scheduler,
@@ -43,7 +44,6 @@ from skrl_like.jax.agents.off_policy import (
     smoothed_target_actions,
     warn_if_identical,
 )
-from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
@@ -123,6 +123,7 @@ class TD3(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _learning_rates = {"actor_learning_rate": "_policy_learning_rate", "critic_learning_rate": "_critic_learning_rate"}
 
     def __init__(
         self,
@@ -169,12 +170,7 @@ class TD3(Agent):
             ("critic_1", cfg["critic_learning_rate"]),
             ("critic_2", cfg["critic_learning_rate"]),
         ):
-            optimizer = Adam(
-                model=self.models[role],
-                lr=learning_rate,
-                grad_norm_clip=cfg["grad_norm_clip"],
-                scale=self._schedule is None,
-            )
+            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
         for source in ("policy", "critic_1", "critic_2"):
@@ -282,8 +278,7 @@ class TD3(Agent):
         """One gradient step (pure): both critics, then, every ``policy_delay``-th critic step, the policy and the
         polyak update of the three targets; the schedulers step every time."""
         cfg = self.cfg
-        policy_learning_rate = learner.policy_learning_rate if self._schedule is not None else None
-        critic_learning_rate = learner.critic_learning_rate if self._schedule is not None else None
+        policy_learning_rate, critic_learning_rate = learner.policy_learning_rate, learner.critic_learning_rate
         # the state statistics are updated twice, with the states and the next states [compat]
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)

@@ -142,6 +142,7 @@ class TRPO(OnPolicyAgent):
     """
 
     _loss_terms = ("value",)
+    _learning_rates = {"value_learning_rate": "_learning_rate"}  # the policy takes no rate
 
     def __init__(
         self,
@@ -243,8 +244,7 @@ class TRPO(OnPolicyAgent):
             learner, first_epoch = carry
             statistics, states = self._state_functional(learner.state_preprocessor, rows[0], train=first_epoch)
             loss, grads = jax.value_and_grad(value_loss)(learner.value, states, rows[1])
-            learning_rate = learner.learning_rate if self._schedule is not None else None
-            value_optimizer, value = learner.value_optimizer.update(grads, learner.value, learning_rate)
+            value_optimizer, value = learner.value_optimizer.update(grads, learner.value, learner.learning_rate)
             learner = learner._replace(value=value, value_optimizer=value_optimizer, state_preprocessor=statistics)
             return (learner, first_epoch), jnp.stack([loss, all_finite(value).astype(loss.dtype)])
 

@@ -56,6 +56,10 @@ class DDPG(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _learning_rates = {
+        "actor_learning_rate": ("policy_optimizer", "policy_scheduler"),
+        "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
+    }
 
     def __init__(
         self,

@@ -57,6 +57,11 @@ class SAC(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _learning_rates = {
+        "actor_learning_rate": ("policy_optimizer", "policy_scheduler"),
+        "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
+        "entropy_learning_rate": ("entropy_optimizer", None),  # with learn_entropy
+    }
 
     def __init__(
         self,

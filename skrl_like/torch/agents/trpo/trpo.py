@@ -130,6 +130,8 @@ class TRPO(OnPolicyAgent):
         every value is checked against its documented type and range.
     """
 
+    _learning_rates = {"value_learning_rate": ("value_optimizer", "scheduler")}  # the policy takes no rate
+
     def __init__(
         self,
         models: Mapping[str, Any],
