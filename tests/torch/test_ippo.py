@@ -313,3 +313,12 @@ def test_an_agent_leaving_early_stores_its_done_once_and_learns_from_its_own_row
     cfg = {"timesteps": 6, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
     SequentialTrainer(env=env, agents=agent, cfg=cfg).train()
     check_leaving_agent_rollouts(updates, agent._tracker.collect(), drop_leaver)
+
+
+def test_set_learning_rate_sets_every_agents_rate_or_one_learners():
+    agent = make_ippo(update_cfg(IPPO_DEFAULT_CONFIG, {"a0": 1e-2, "a1": 3e-3}))
+    assert agent.learning_rate_keys() == ("learning_rate",)
+    agent.set_learning_rate(5e-4)
+    assert [learner.optimizer.param_groups[0]["lr"] for learner in agent.learners.values()] == [5e-4, 5e-4]
+    agent.learners["a1"].set_learning_rate(1e-4)
+    assert [learner.optimizer.param_groups[0]["lr"] for learner in agent.learners.values()] == [5e-4, 1e-4]

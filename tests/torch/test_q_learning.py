@@ -320,3 +320,13 @@ def test_q_learning_solves_frozen_lake():
     trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 10_000})
     trainer.train()
     assert example.greedy_success_rate(trainer) == 1.0
+
+
+def test_set_learning_rate_changes_the_step_size_of_the_next_update():
+    # as test_one_update_by_hand, then the second update at lr 0.25: Q(1, 0) = 2 + 0.25 * (-0.4 - 2) = 1.4
+    agent = make_agent(FixedPolicy([[[0.5, 1.0], [2.0, -1.0]]]), discount_factor=0.9, learning_rate=0.5)
+    step(agent, [0], [1], [1.0], [1], [False])
+    assert agent.learning_rate_keys() == ("learning_rate",)
+    agent.set_learning_rate(0.25)
+    step(agent, [1], [0], [-0.4], [0], [True], timestep=1)
+    torch.testing.assert_close(agent.policy.q_table, torch.tensor([[[0.5, 1.9], [1.4, -1.0]]]))
