@@ -8,6 +8,7 @@ parameters after every update of the run, the update's compilations) to ``OUT/ra
 ``python jax_distributed_worker.py raise OUT``: a PPO run in which rank 1 raises at its second update.
 """
 
+import contextlib
 import faulthandler
 import os
 import sys
@@ -81,8 +82,9 @@ def build(models: dict) -> dict:
 
 
 def ppo_update(envs: slice) -> dict:
-    """One PPO update (2 epochs of 2 mini-batches, state and value scalers, KL-adaptive learning rate) on the
-    rollout's environments ``envs``; returns the parameters, statistics and learning rate after it (flat arrays)."""
+    """One PPO update (2 epochs of 2 mini-batches, state and value scalers, KL-adaptive learning rate, KL early stop
+    armed) on the rollout's environments ``envs``; returns the parameters, statistics and learning rate after it (flat
+    arrays)."""
     num_envs = len(range(ALL_ENVS)[envs])
     cfg = {
         **PPO_DEFAULT_CONFIG,
@@ -92,6 +94,7 @@ def ppo_update(envs: slice) -> dict:
         "learning_rate": 1e-2,
         "learning_rate_scheduler": KLAdaptiveLR,
         "learning_rate_scheduler_kwargs": {"kl_threshold": 1e-4},
+        "kl_threshold": 1.0,  # never reached: the gradients and the KL travel in one all-reduce (the stop path)
         "state_preprocessor": RunningStandardScaler,
         "state_preprocessor_kwargs": {"size": OBSERVATIONS},
         "value_preprocessor": RunningStandardScaler,
@@ -167,6 +170,23 @@ def ppo_cartpole(experiment: dict):
     return env, PPO(models, memory, env.observation_space, env.action_space, None, cfg)
 
 
+@contextlib.contextmanager
+def counted_all_reduces():
+    """The ``lax.pmean`` calls while tracing (the all-reduces in the compiled programs: a scan's body is traced once,
+    so a collective of every mini-batch step counts once)."""
+    calls, pmean = [], jax.lax.pmean
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return pmean(*args, **kwargs)
+
+    jax.lax.pmean = counting
+    try:
+        yield calls
+    finally:
+        jax.lax.pmean = pmean
+
+
 def main() -> None:
     faulthandler.dump_traceback_later(240, exit=True)  # a process that hangs shows where, and ends
     scenario, out = sys.argv[1], sys.argv[2]
@@ -180,7 +200,7 @@ def main() -> None:
         result.update({f"scaler/{key}": np.asarray(value) for key, value in scaler_statistics(rows).items()})
         set_seed(7)
         directory = os.path.join(out, f"rank{rank}", "runs")
-        # (the off-policy agents' updates go through the same compile_update and Optimizer.update; a SAC run here
+        # (the off-policy agents' updates go through the same compile_update and Optimizer.update or apply; a SAC run here
         # would cost one more compilation per process)
         for name, make, timesteps in (("ppo", ppo_cartpole, 32),):
             experiment = {
@@ -192,9 +212,11 @@ def main() -> None:
             env, agent = make(experiment)
             snapshots = []
             record_updates(agent, snapshots)
-            SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, **QUIET}).train()
+            with counted_all_reduces() as all_reduces:
+                SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, **QUIET}).train()
             result[name] = np.stack(snapshots)
             result[f"{name}/compilations"] = np.asarray(agent._update_fn._cache_size())
+            result[f"{name}/all_reduces"] = np.asarray(len(all_reduces))
         np.savez(os.path.join(out, f"rank{rank}.npz"), **result)
     elif scenario == "raise":
         env, agent = ppo_cartpole({"write_interval": 0, "checkpoint_interval": 0})

@@ -86,6 +86,9 @@ def test_two_processes_started_by_the_launcher_learn_as_one_with_all_their_data_
     for index in range(4):
         assert np.array_equal(first["ppo"][index], second["ppo"][index]), f"update {index}"
     assert first["ppo/compilations"] == 1
+    # one all-reduce in the update (no KL threshold, no scheduler): both models' gradients of a mini-batch step
+    # travel together
+    assert first["ppo/all_reduces"] == 1
 
     # only process 0 wrote files and showed the progress bar (one bar per run)
     assert sorted(os.listdir(tmp_path)) == ["rank0", "rank0.npz", "rank1.npz"]

@@ -282,15 +282,16 @@ def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
 
 
 def count_optimizer_steps(monkeypatch):
-    """Count the Adam updates actually executed (run the update with jax.disable_jit so each one is a call)."""
+    """Count the Adam steps actually executed (run the update with jax.disable_jit so each one is a call): every step
+    goes through ``Optimizer.apply`` (``update`` averages the gradients, then calls it)."""
     calls = []
-    original = adam_module.Optimizer.update
+    original = adam_module.Optimizer.apply
 
-    def update(self, *args, **kwargs):
+    def apply(self, *args, **kwargs):
         calls.append(1)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(adam_module.Optimizer, "update", update)
+    monkeypatch.setattr(adam_module.Optimizer, "apply", apply)
     return calls
 
 

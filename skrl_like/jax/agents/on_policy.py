@@ -33,7 +33,7 @@ from skrl_like.jax.agents.mechanics import (
     make_adam,
     make_scheduler,
 )
-from skrl_like.jax.utils.distributed import compile_update
+from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
 # the log-probability of taken actions draws nothing, but the mixins want a key
 UNUSED_KEY = np.array([0, 0], dtype=np.uint32)
@@ -279,11 +279,14 @@ class OnPolicyAgent(Agent):
         )
         return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
 
-    def _optimizer_step(self, learner: LearnerState, grads: Any) -> LearnerState:
+    def _optimizer_step(self, learner: LearnerState, grads: Any, averaged: bool = False) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),
-        at the learner's learning rate."""
-        policy_optimizer, policy = learner.policy_optimizer.update(grads.policy, learner.policy, learner.learning_rate)
-        value_optimizer, value = learner.value_optimizer.update(grads.value, learner.value, learner.learning_rate)
+        at the learner's learning rate. In a distributed run both models' gradients are averaged over the processes
+        in one collective, unless ``averaged`` (the caller averaged them, with what else it averages)."""
+        if not averaged:
+            grads = mean_over_processes(grads)
+        policy_optimizer, policy = learner.policy_optimizer.apply(grads.policy, learner.policy, learner.learning_rate)
+        value_optimizer, value = learner.value_optimizer.apply(grads.value, learner.value, learner.learning_rate)
         return learner._replace(
             policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
         )

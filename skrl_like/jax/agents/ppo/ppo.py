@@ -10,6 +10,7 @@ learning-rate schedule. It returns the new state with finite flags that the host
 Shapes are static, so nothing recompiles after the first update.
 """
 
+from functools import partial
 from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
@@ -159,10 +160,14 @@ class PPO(OnPolicyAgent):
             )
             if kl_threshold:
                 # KL early stopping: no step for this mini-batch and none for the rest of the epoch; every process
-                # stops at the same mini-batch: the KL of them all decides
-                aux = aux._replace(approx_kl=mean_over_processes(aux.approx_kl))
+                # stops at the same mini-batch: the KL of them all decides (averaged with the gradients: one
+                # collective)
+                grads, approx_kl = mean_over_processes((grads, aux.approx_kl))
+                aux = aux._replace(approx_kl=approx_kl)
                 stop = jnp.logical_or(carry.stopped, aux.approx_kl > kl_threshold)
-                learner = jax.lax.cond(stop, lambda learner, grads: learner, self._optimizer_step, learner, grads)
+                learner = jax.lax.cond(
+                    stop, lambda learner, grads: learner, partial(self._optimizer_step, averaged=True), learner, grads
+                )
             else:
                 stop = carry.stopped
                 learner = self._optimizer_step(learner, grads)

@@ -54,7 +54,7 @@ from skrl_like.jax.agents.off_policy import (
     warn_if_identical,
 )
 from skrl_like.jax.models import GaussianMixin
-from skrl_like.jax.utils.distributed import compile_update
+from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
 
@@ -316,10 +316,12 @@ class SAC(Agent):
         (critic_2_loss, _), critic_2_grad = critic_grad(
             learner.critic_2, self.critic_2, "critic_2", batch, target_values
         )
-        critic_1_optimizer, critic_1 = learner.critic_1_optimizer.update(
+        # both critics' gradients averaged over the processes together: one collective
+        critic_1_grad, critic_2_grad = mean_over_processes((critic_1_grad, critic_2_grad))
+        critic_1_optimizer, critic_1 = learner.critic_1_optimizer.apply(
             critic_1_grad, learner.critic_1, critic_learning_rate
         )
-        critic_2_optimizer, critic_2 = learner.critic_2_optimizer.update(
+        critic_2_optimizer, critic_2 = learner.critic_2_optimizer.apply(
             critic_2_grad, learner.critic_2, critic_learning_rate
         )
         critic_loss = (critic_1_loss + critic_2_loss) / 2
@@ -334,11 +336,9 @@ class SAC(Agent):
         (policy_loss, (log_prob, q1, q2)), policy_grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
             learner.policy, learner, states, alpha, actor_key
         )
-        policy_optimizer, policy = learner.policy_optimizer.update(
-            policy_grad, learner.policy, learner.actor_learning_rate
-        )
 
-        # entropy coefficient: log(alpha) rises while the policy's entropy is below the target
+        # entropy coefficient: log(alpha) rises while the policy's entropy is below the target (its gradient, from
+        # the same sampled actions, is averaged over the processes with the policy's: one collective)
         entropy_optimizer, log_entropy_coefficient = learner.entropy_optimizer, learner.log_entropy_coefficient
         entropy_loss = jnp.zeros(())
         if cfg["learn_entropy"]:
@@ -348,10 +348,16 @@ class SAC(Agent):
                 return -jnp.mean(params["params"] * sampled_entropy_term)
 
             entropy_loss, entropy_grad = jax.value_and_grad(entropy_objective)({"params": log_entropy_coefficient})
-            entropy_optimizer, entropy_params = entropy_optimizer.update(
+            policy_grad, entropy_grad = mean_over_processes((policy_grad, entropy_grad))
+            entropy_optimizer, entropy_params = entropy_optimizer.apply(
                 entropy_grad, {"params": log_entropy_coefficient}, learner.entropy_learning_rate
             )
             log_entropy_coefficient = entropy_params["params"]
+        else:
+            policy_grad = mean_over_processes(policy_grad)
+        policy_optimizer, policy = learner.policy_optimizer.apply(
+            policy_grad, learner.policy, learner.actor_learning_rate
+        )
 
         # targets follow their critics; the learning rates follow the schedule (skrl's multiplicative JAX rule)
         learner = learner._replace(

@@ -44,7 +44,7 @@ from skrl_like.jax.agents.off_policy import (
     smoothed_target_actions,
     warn_if_identical,
 )
-from skrl_like.jax.utils.distributed import compile_update
+from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -305,14 +305,15 @@ class TD3(Agent):
             batch.rewards, batch.terminated, jnp.minimum(target_q1_values, target_q2_values), cfg["discount_factor"]
         )
 
-        # critic step: each critic with its own gradient
+        # critic step: each critic with its own gradient (averaged over the processes together: one collective)
         (critic_loss, (critic_1_values, critic_2_values)), grads = jax.value_and_grad(self._critic_loss, has_aux=True)(
             Critics(learner.critic_1, learner.critic_2), states, batch.actions, target_values
         )
-        critic_1_optimizer, critic_1 = learner.critic_1_optimizer.update(
+        grads = mean_over_processes(grads)
+        critic_1_optimizer, critic_1 = learner.critic_1_optimizer.apply(
             grads.critic_1, learner.critic_1, critic_learning_rate
         )
-        critic_2_optimizer, critic_2 = learner.critic_2_optimizer.update(
+        critic_2_optimizer, critic_2 = learner.critic_2_optimizer.apply(
             grads.critic_2, learner.critic_2, critic_learning_rate
         )
         critic_updates = learner.critic_updates + 1

@@ -58,10 +58,13 @@ class Optimizer(flax.struct.PyTreeNode):
         :param lr: learning rate for this step (traced). ``None`` uses the construction rate (``scale=True``) or
             applies the raw Adam direction with a unit rate (``scale=False``, skrl behaviour).
         """
-        return self._apply(mean_over_processes(grad), params, lr)
+        return self.apply(mean_over_processes(grad), params, lr)
 
-    def _apply(self, grad: Any, params: Any, lr: Union[float, jax.Array] | None = None) -> tuple["Optimizer", Any]:
-        """:meth:`update` with gradients that are already the processes' mean."""
+    def apply(self, grad: Any, params: Any, lr: Union[float, jax.Array] | None = None) -> tuple["Optimizer", Any]:
+        """:meth:`update` with gradients that are already the processes' mean: an agent that steps several
+        optimizers (or also averages other values, e.g. the KL) in one step averages all of them in one collective,
+        ``mean_over_processes((grads, kl))``, and applies each optimizer's share here (a collective costs a round
+        trip between the processes, whatever its size)."""
         flat_params, unravel = ravel_pytree(params)
         updates, state = self.transformation.update(ravel_pytree(grad)[0], self.state, flat_params)
         if lr is not None:
@@ -90,7 +93,7 @@ class Optimizer(flax.struct.PyTreeNode):
         return optimizer
 
 
-_jitted_update = jax.jit(Optimizer._apply)  # step's: the gradients are averaged before it
+_jitted_update = jax.jit(Optimizer.apply)  # step's: the gradients are averaged before it
 
 
 class Adam:
