@@ -1,7 +1,7 @@
-"""CompiledTrainer with SAC: the same parameters, keys, replay memory and environment as SequentialTrainer after a
-run with updates (the same rows drawn on both sides), one compilation for a chunked run with learning_starts and
-random_timesteps, vmapped seeds with a swept discount factor equal to a run made alone, the replay ring, and the
-clear errors."""
+"""CompiledTrainer with the off-policy agents: the same parameters, keys, replay memory and environment as
+SequentialTrainer after a run with updates (SAC, DQN, TD3, DDPG; the same rows, and the same noise, drawn on both
+sides), one compilation for a chunked run with learning_starts and random_timesteps, vmapped seeds with a swept
+discount factor equal to a run made alone, the replay ring, the compiled Gaussian noise, and the clear errors."""
 
 import flax.linen as nn
 import jax
@@ -13,14 +13,19 @@ from jax.flatten_util import ravel_pytree
 gymnax = pytest.importorskip("gymnax")
 
 from skrl_like.jax.agents import off_policy  # noqa: E402
+from skrl_like.jax.agents.cem import CEM  # noqa: E402
+from skrl_like.jax.agents.ddpg import DDPG, DDPG_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.ddpg import ddpg as ddpg_module  # noqa: E402
 from skrl_like.jax.agents.dqn import DQN, DQN_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.dqn import dqn as dqn_module  # noqa: E402
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.sac import sac as sac_module  # noqa: E402
 from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.td3 import td3 as td3_module  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
-from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model  # noqa: E402
+from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model  # noqa: E402
+from skrl_like.jax.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise  # noqa: E402
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
@@ -282,19 +287,28 @@ def test_clear_errors():
         agent.memory = memory
         CompiledTrainer(env=env, agents=agent, cfg=QUIET)
     set_seed(0)
-    td3_models = {"policy": DeterministicPolicy, "target_policy": DeterministicPolicy}
-    td3_models = {role: td3_models.get(role, Critic)(env.observation_space, env.action_space) for role in TD3_ROLES}
-    for role, model in td3_models.items():
-        model.init_state_dict(role)
-    td3 = TD3(
-        models=td3_models,
-        memory=RandomMemory(memory_size=4, num_envs=NUM_ENVS),
-        cfg={**TD3_DEFAULT_CONFIG, "batch_size": 4, "experiment": NO_FILES},
+    env = cartpole()
+    policy = CategoricalPolicy(env.observation_space, env.action_space)
+    policy.init_state_dict("policy")
+    cem = CEM(
+        models={"policy": policy},
+        memory=RandomMemory(memory_size=16, num_envs=NUM_ENVS),
+        cfg={"experiment": NO_FILES},
         observation_space=env.observation_space,
         action_space=env.action_space,
     )
-    with pytest.raises(TypeError, match="TD3 has no compiled form yet: train it with SequentialTrainer"):
-        CompiledTrainer(env=env, agents=td3, cfg=QUIET)
+    with pytest.raises(TypeError, match="CEM has no compiled form yet: train it with SequentialTrainer"):
+        CompiledTrainer(env=env, agents=cem, cfg=QUIET)
+
+
+class CategoricalPolicy(CategoricalMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        CategoricalMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return nn.Dense(self.num_actions)(inputs["states"]), {}
 
 
 def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics():
@@ -316,3 +330,146 @@ def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics
     jax.tree_util.tree_map(
         np.testing.assert_array_equal, jax.tree_util.tree_leaves(fresh), jax.tree_util.tree_leaves(again)
     )
+
+
+# -- DDPG and TD3: the noise drawn from the run's keys -------------------------------------------------------------
+
+DDPG_ROLES = ("policy", "target_policy", "critic", "target_critic")
+
+
+def make_deterministic(agent_class, env, seed=0, memory_size=4, **cfg):
+    """A DDPG or TD3 agent with tiny networks (``cfg`` on top of the agent's defaults)."""
+    set_seed(seed)
+    roles, defaults = (TD3_ROLES, TD3_DEFAULT_CONFIG) if agent_class is TD3 else (DDPG_ROLES, DDPG_DEFAULT_CONFIG)
+    models = {
+        role: (DeterministicPolicy if "policy" in role else Critic)(env.observation_space, env.action_space)
+        for role in roles
+    }
+    for role, model in models.items():
+        model.init_state_dict(role)
+    return agent_class(
+        models=models,
+        memory=RandomMemory(memory_size=memory_size, num_envs=NUM_ENVS),
+        cfg={**defaults, "batch_size": 4, "experiment": NO_FILES, **cfg},
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+
+
+class PatternNoise(GaussianNoise):
+    """Both trainers draw the same noise: a fixed pattern over a sample's last two axes (an action per env, or a
+    batch's smoothing noise), ``mean + 3 std sin(1 + 2i)``, the same at every draw; the compiled draw
+    (``gaussian_noise``) is replaced by it too."""
+
+    def sample(self, size):
+        rows, columns = size[-2:]
+        pattern = jnp.sin(1.0 + 2.0 * jnp.arange(rows * columns, dtype=jnp.float32)).reshape(rows, columns)
+        return jnp.broadcast_to(self.mean + 3 * self.std * pattern, tuple(size))
+
+
+def pattern_draw(key, shape, noise):
+    return noise.sample(shape)
+
+
+# the compilable options: exploration noise whose scale decays over the first 4 of 7 steps (then none, as act), clipped
+# to the bounds while it is large; TD3: smoothing noise beyond its clip, a policy step every third critic step
+DETERMINISTIC_OPTIONS = {
+    "state_preprocessor": RunningStandardScaler,
+    "state_preprocessor_kwargs": {"size": 3},
+    "rewards_shaper": lambda rewards, timestep, timesteps: rewards * 0.1,
+    "gradient_steps": 2,
+    "learning_starts": 3,
+    "actor_learning_rate": 3e-3,
+    "critic_learning_rate": 3e-3,
+    "exploration": {"noise": PatternNoise(0.1, 0.3), "initial_scale": 1.0, "final_scale": 0.2, "timesteps": 4},
+}
+TD3_OPTIONS = {"smooth_regularization_noise": PatternNoise(0.0, 0.2), "smooth_regularization_clip": 0.3}
+
+
+@pytest.mark.parametrize("agent_class", [TD3, DDPG])
+def test_compiled_ddpg_and_td3_give_the_sequential_trainers_parameters_replay_and_environment(agent_class, monkeypatch):
+    module = td3_module if agent_class is TD3 else ddpg_module
+    monkeypatch.setattr(module, "sample_batches", sequential_batches)
+    monkeypatch.setattr(CompiledTrainer, "_replay_indices", compiled_rows)
+    monkeypatch.setattr(off_policy, "gaussian_noise", pattern_draw)
+    monkeypatch.setattr(td3_module, "gaussian_noise", pattern_draw)
+    options = {**DETERMINISTIC_OPTIONS, **(TD3_OPTIONS if agent_class is TD3 else {}), "policy_delay": 3}
+    if agent_class is DDPG:
+        del options["policy_delay"]
+    agents = []
+    for trainer_class, trainer_cfg in ((SequentialTrainer, {"headless": True}), (CompiledTrainer, {})):
+        env = pendulum()
+        agent = make_deterministic(agent_class, env, **options)
+        trainer_class(env=env, agents=agent, cfg={**QUIET, "timesteps": 7, **trainer_cfg}).train()
+        agents.append((agent, env))
+    (sequential, sequential_env), (compiled, compiled_env) = agents
+    fresh = make_deterministic(agent_class, pendulum(), **options)
+    assert not np.allclose(
+        fresh.policy.state_dict.params["params"]["Dense_0"]["kernel"],
+        compiled.policy.state_dict.params["params"]["Dense_0"]["kernel"],
+    )
+    leaves = lambda agent: jax.tree_util.tree_leaves(agent._gather_learner_state())  # noqa: E731
+    for a, b in zip(leaves(sequential), leaves(compiled), strict=True):
+        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=1e-5, rtol=1e-5)
+    for name in compiled._batch_type._fields:
+        np.testing.assert_allclose(sequential.memory.tensors[name], compiled.memory.tensors[name], atol=1e-6)
+    assert compiled.memory.filled and compiled.memory.memory_index == 3
+    np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-5)
+    if agent_class is TD3:
+        assert int(compiled._critic_update_counter) == 8  # 4 updates of 2 critic steps: policy steps at 3 and 6
+
+
+@pytest.mark.parametrize("agent_class", [TD3, DDPG])
+def test_a_chunked_ddpg_or_td3_run_compiles_once_and_explores_with_fresh_gaussian_noise(agent_class):
+    env = pendulum(max_steps=10)
+    noises = {"smooth_regularization_noise": GaussianNoise(0, 0.2)} if agent_class is TD3 else {}
+    exploration = {"noise": GaussianNoise(0, 0.5), "initial_scale": 1.0, "final_scale": 0.5, "timesteps": None}
+    agent = make_deterministic(
+        agent_class, env, memory_size=16, learning_starts=4, random_timesteps=2, exploration=exploration, **noises
+    )
+    trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12, "updates_per_chunk": 4})
+    metrics = trainer.train()
+    assert trainer.compilations == 1  # three chunks, one compiled function
+    losses = metrics["Loss / Critic loss"]
+    assert np.isnan(losses[:4]).all() and np.isfinite(losses[4:]).all()
+    policy_losses = metrics["Loss / Policy loss"]
+    if agent_class is TD3:  # one gradient step per update, a policy step every second: NaN in between
+        assert np.isnan(policy_losses[4::2]).all() and np.isfinite(policy_losses[5::2]).all()
+    else:
+        assert np.isfinite(policy_losses[4:]).all()
+    # the stored actions after the warm-up are the policy's plus noise drawn afresh at every step, within the bounds
+    actions = agent.memory.tensors["actions"][:12, :, 0]
+    assert np.abs(actions).max() <= 2 and len(np.unique(np.round(actions[2:], 5))) == actions[2:].size
+    trainer.train()  # a second call goes on with the same compiled function and the agent's acting stream
+    assert trainer.compilations == 1 and agent.memory.filled
+
+
+def test_gaussian_noise_draws_its_mean_and_std_and_the_traced_decay_is_the_neutral_formula():
+    samples = off_policy.gaussian_noise(jax.random.PRNGKey(0), (20_000,), GaussianNoise(0.5, 0.2))
+    assert samples.dtype == jnp.float32
+    np.testing.assert_allclose([samples.mean(), samples.std()], [0.5, 0.2], atol=0.01)
+    exploration = {"noise": GaussianNoise(0.0, 1.0), "initial_scale": 1.0, "final_scale": 0.1, "timesteps": 10}
+    actions = jnp.zeros((1, 1))
+    high = jnp.full((1,), 100.0)
+    key = jax.random.PRNGKey(1)
+    sample = off_policy.gaussian_noise(key, (1, 1), exploration["noise"])
+    explored = jax.jit(
+        lambda timestep: off_policy.compiled_exploration(key, actions, exploration, timestep, 10, -high, high)
+    )
+    for timestep in (0, 5, 10):  # traced: one compilation
+        np.testing.assert_allclose(explored(jnp.int32(timestep)), sample * (1 - timestep / 10 * 0.9), rtol=1e-6)
+    after = off_policy.compiled_exploration(key, actions + 500, exploration, jnp.int32(11), 10, -high, high)
+    np.testing.assert_array_equal(after, actions + 500)  # no noise, no clipping after the decay, as act
+
+
+def test_ornstein_uhlenbeck_noise_is_refused_with_the_fix():
+    env = pendulum()
+    ou = OrnsteinUhlenbeckNoise(theta=0.15, sigma=0.1, base_scale=1.0)
+    exploration = {**DDPG_DEFAULT_CONFIG["exploration"], "noise": ou}
+    with pytest.raises(
+        ValueError, match=r"cfg\['exploration'\]\['noise'\] = OrnsteinUhlenbeckNoise: .*use GaussianNoise"
+    ):
+        CompiledTrainer(env=env, agents=make_deterministic(DDPG, env, exploration=exploration), cfg=QUIET)
+    agent = make_deterministic(TD3, env, smooth_regularization_noise=OrnsteinUhlenbeckNoise(0.15, 0.1, 1.0))
+    with pytest.raises(ValueError, match=r"cannot compile TD3 with cfg\['smooth_regularization_noise'\] = Ornstein"):
+        CompiledTrainer(env=env, agents=agent, cfg=QUIET)

@@ -39,9 +39,15 @@ def noise_scale(timestep: int, exploration: Mapping[str, Any]) -> Optional[float
     over ``exploration["timesteps"]`` steps; ``None`` after them, when no noise is added at all (skrl's behaviour).
 
     ``exploration["timesteps"]`` must be set (agents fill ``None`` with the trainer's ``timesteps`` first)."""
-    decay = exploration["timesteps"]
-    if timestep > decay:
+    if timestep > exploration["timesteps"]:
         return None
+    return decayed_noise_scale(timestep, exploration)
+
+
+def decayed_noise_scale(timestep: Any, exploration: Mapping[str, Any]) -> Any:
+    """The decay formula of :func:`noise_scale`, without its end: arithmetic only, so a compiled run evaluates it at
+    a traced ``timestep`` (and chooses what happens after the decay with an array ``where``)."""
+    decay = exploration["timesteps"]
     initial, final = exploration["initial_scale"], exploration["final_scale"]
     return (1 - timestep / decay) * (initial - final) + final if decay else final
 

@@ -12,11 +12,16 @@ Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) t
 :func:`replay_add` and sampled by :func:`replay_indices` / :func:`replay_batches` with a PRNG key instead of NumPy's
 generator; the batches have the layout of :func:`sample_batches`, so the agent's update is the same function.
 
-An off-policy agent with a compiled form (SAC, DQN, DDQN) supplies, besides its ordinary hooks: ``_batch_type`` (the
-replay's fields), ``_compiled_fixed_keys`` (config numbers that cannot be swept), ``_compiled_obstacles()``,
-``_compiled_act(learner, key, states, timestep) -> (learner, key, actions)`` (what ``act`` runs, warm-up
-excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches, timestep)`` (what ``_update``
-runs), ``_fresh_learner(learner, key)`` and ``_tracked(report)`` (what ``_update`` tracks).
+An off-policy agent with a compiled form (SAC, DQN, DDQN, DDPG, TD3) supplies, besides its ordinary hooks:
+``_batch_type`` (the replay's fields), ``_compiled_fixed_keys`` (config numbers that cannot be swept),
+``_compiled_obstacles()``, ``_compiled_act(learner, key, states, timestep, timesteps) -> (learner, key, actions)``
+(what ``act`` runs, warm-up excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches,
+timestep, key)`` (what ``_update`` runs; ``key`` for what it draws besides the rows: TD3's smoothing noise),
+``_fresh_learner(learner, key)`` and ``_tracked(report)`` (what ``_update`` tracks).
+
+DDPG and TD3 draw their noise from ``Noise`` objects on the host in the ordinary trainers; a compiled run draws it from
+its keys (:func:`gaussian_noise`, with the ``GaussianNoise``'s mean and standard deviation; the decay of
+:func:`compiled_exploration` is the neutral formula evaluated at the traced timestep).
 """
 
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
@@ -27,7 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from skrl_like import logger
-from skrl_like.core.agents.off_policy import identical_twins_warning, noise_scale
+from skrl_like.core.agents.off_policy import decayed_noise_scale, identical_twins_warning, noise_scale
+from skrl_like.jax.resources.noises import GaussianNoise
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
@@ -143,6 +149,49 @@ def exploration_act(
     track("Exploration / Exploration noise (min)", jnp.min(sampled))
     track("Exploration / Exploration noise (mean)", jnp.mean(sampled))
     return jnp.clip(actions + sampled, low, high)
+
+
+def gaussian_noise(key: jax.Array, shape: Sequence[int], noise: GaussianNoise) -> jax.Array:
+    """``shape`` float32 samples of ``noise``'s ``N(mean, std)`` drawn from ``key`` (pure): a compiled run's
+    exploration and smoothing noise."""
+    return jax.random.normal(key, tuple(shape), jnp.float32) * noise.std + noise.mean
+
+
+def compiled_exploration(
+    key: jax.Array,
+    actions: jax.Array,
+    exploration: Mapping[str, Any],
+    timestep: jax.Array,
+    timesteps: int,
+    low: jax.Array,
+    high: jax.Array,
+) -> jax.Array:
+    """:func:`exploration_act` inside a compiled run (traced ``timestep``, nothing tracked): the noise drawn from
+    ``key`` (:func:`gaussian_noise`), scaled by the neutral decay; after the decay the actions unchanged (and
+    unclipped), as ``act`` returns them."""
+    noise = exploration["noise"]
+    if noise is None:
+        return actions
+    if exploration["timesteps"] is None:
+        exploration = {**exploration, "timesteps": timesteps}
+    sampled = gaussian_noise(key, actions.shape, noise).astype(actions.dtype)
+    noisy = jnp.clip(actions + sampled * decayed_noise_scale(timestep, exploration), low, high)
+    return jnp.where(timestep > exploration["timesteps"], actions, noisy)
+
+
+def compiled_noise_obstacles(cfg: Mapping[str, Any], keys: Sequence[str]) -> list:
+    """The noises among ``cfg[key]`` (``"exploration"``: its ``"noise"``) that a compiled run cannot draw, each with
+    its fix: it draws ``GaussianNoise`` only, from its keys (an Ornstein-Uhlenbeck process keeps host state)."""
+    obstacles = []
+    for name in keys:
+        noise = cfg[name]["noise"] if name == "exploration" else cfg[name]
+        if noise is not None and not isinstance(noise, GaussianNoise):
+            where = "cfg['exploration']['noise']" if name == "exploration" else f"cfg[{name!r}]"
+            obstacles.append(
+                f"{where} = {type(noise).__name__}: a compiled run draws Gaussian noise from its keys; use "
+                "GaussianNoise(mean, std) (skrl_like.jax.resources.noises)"
+            )
+    return obstacles
 
 
 def smoothed_target_actions(

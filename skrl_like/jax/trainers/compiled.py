@@ -8,7 +8,7 @@ runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`
 jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
 under both trainers.
 
-Off-policy agents (SAC, DQN, DDQN) run the same way with one environment step per iteration: act, store the
+Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store the
 transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled uniformly
 with a key), then, when its schedule says so (``lax.cond``), the agent's update on batches laid out as the ordinary
 update's.
@@ -220,7 +220,7 @@ class _OnPolicyRun:
 
 
 class _OffPolicyRun:
-    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN): one environment step, the transition written to
+    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN, DDPG, TD3): one environment step, the transition written to
     the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on, every
     ``update_interval`` steps), the agent's update on batches sampled from it."""
 
@@ -232,6 +232,9 @@ class _OffPolicyRun:
         self.fixed_keys = tuple(self.agent._compiled_fixed_keys)
         # the replay's draws and warm-up actions: NumPy's global generator in the ordinary trainers, a key here
         config.jax.key, self.replay_key = jax.random.split(config.jax.key)
+        if getattr(self.agent, "_key", None) is None:
+            # DDPG and TD3 act with the host's Noise objects in the ordinary trainers: here, with an acting stream
+            config.jax.key, self.agent._key = jax.random.split(config.jax.key)
 
     def check(self) -> None:
         pass  # the trainer checks the memory's num_envs; the agent lists its obstacles
@@ -240,8 +243,10 @@ class _OffPolicyRun:
         """Act, step, store, and update when due (traced)."""
         trainer, agent = self.trainer, self.agent
         cfg = agent.cfg
-        replay_key, random_key, sample_key = jax.random.split(run.replay.key, 3)
-        learner, act_key, actions = agent._compiled_act(run.learner, run.act_key, run.states, timestep)
+        replay_key, random_key, sample_key, learn_key = jax.random.split(run.replay.key, 4)
+        learner, act_key, actions = agent._compiled_act(
+            run.learner, run.act_key, run.states, timestep, trainer.timesteps
+        )
         explore = agent._compiled_acts_randomly(timestep)
         if explore is not False:  # warm-up: uniform actions, and the agent's streams untouched, as act() does
             uniform = random_actions(random_key, trainer.env.action_space, trainer.env.num_envs)
@@ -256,7 +261,7 @@ class _OffPolicyRun:
 
         def learn(learner: Any) -> tuple:
             indices = trainer._replay_indices(sample_key, replay, cfg["batch_size"], cfg["gradient_steps"])
-            return agent._compiled_learn(learner, replay_batches(replay, indices), timestep)
+            return agent._compiled_learn(learner, replay_batches(replay, indices), timestep, learn_key)
 
         def skip(learner: Any) -> tuple:
             report = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(learn, learner)[1])
@@ -301,7 +306,7 @@ class _OffPolicyRun:
 
 class CompiledTrainer(Trainer):
     """Train one JAX agent on a JAX-native environment with the whole run compiled: an on-policy agent (PPO, A2C,
-    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN).
+    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN, DDPG, TD3).
 
     The agent is built as usual (models, memory, cfg; an on-policy agent's memory of ``memory_size=rollouts``, an
     off-policy agent's replay memory of any size); after :meth:`train` it holds the trained state (``save``, ``load``,
@@ -340,7 +345,7 @@ class CompiledTrainer(Trainer):
             family = _OffPolicyRun
         else:
             raise TypeError(
-                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN and DDQN; "
+                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN, DDQN, DDPG and TD3; "
                 f"{type(agent).__name__} "
                 "has no compiled form yet: train it with SequentialTrainer"
             )

@@ -9,7 +9,7 @@ beforehand, as one compiled call. It returns the new state with finite flags tha
 anything. Shapes are static, so nothing recompiles after the first update.
 """
 
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
 import jax
@@ -26,13 +26,22 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    fresh_optimizer,
     make_adam,
     make_scheduler,
     polyak_update,
     step_scheduler,
     td_targets,
 )
-from skrl_like.jax.agents.off_policy import create_replay_tensors, exploration_act, init_target, sample_batches
+from skrl_like.jax.agents.off_policy import (
+    compiled_exploration,
+    compiled_noise_obstacles,
+    compiled_replay_obstacles,
+    create_replay_tensors,
+    exploration_act,
+    init_target,
+    sample_batches,
+)
 from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DDPG", "DDPG_DEFAULT_CONFIG"]
@@ -156,6 +165,7 @@ class DDPG(Agent):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._deterministic_actions)
+        self._key = None  # act draws from the Noise objects; a CompiledTrainer gives its run an acting stream here
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
@@ -334,15 +344,84 @@ class DDPG(Agent):
         self._check_update(timestep, learner, records.finite)
         self._commit_learner_state(learner)
 
-        for step in range(cfg["gradient_steps"]):
-            self.track_data("Loss / Policy loss", records.policy_loss[step])
-            self.track_data("Loss / Critic loss", records.critic_loss[step])
-            for index, reduction in enumerate(("max", "min", "mean")):
-                self.track_data(f"Q-network / Q1 ({reduction})", records.q_values[step, index])
-                self.track_data(f"Target / Target ({reduction})", records.targets[step, index])
-            if self._schedule is not None:
-                self.track_data("Learning / Policy learning rate", records.learning_rates[step, 0])
-                self.track_data("Learning / Critic learning rate", records.learning_rates[step, 1])
+        for tag, values in self._tracked(records).items():
+            for step in range(cfg["gradient_steps"]):
+                self.track_data(tag, values[step])
+
+    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+        """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
+        ``_update`` here, and written per step by ``CompiledTrainer``."""
+        tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
+        for index, reduction in enumerate(("max", "min", "mean")):
+            tracked[f"Q-network / Q1 ({reduction})"] = records.q_values[..., index]
+            tracked[f"Target / Target ({reduction})"] = records.targets[..., index]
+        if self._schedule is not None:
+            tracked["Learning / Policy learning rate"] = records.learning_rates[..., 0]
+            tracked["Learning / Critic learning rate"] = records.learning_rates[..., 1]
+        return tracked
+
+    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
+    # (``_compiled_act`` is ``act``'s ``_deterministic_actions`` plus the exploration noise, drawn from the run's
+    # acting key instead of the host ``Noise``; ``_training_transition`` what ``record_transition`` stores, and
+    # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
+
+    _batch_type = Batch  # the replay's fields, in the order of sample_batches
+    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
+    _compiled_fixed_keys = (
+        "batch_size",
+        "gradient_steps",
+        "learning_starts",
+        "random_timesteps",
+        "actor_learning_rate",
+        "critic_learning_rate",
+        "grad_norm_clip",
+    )
+
+    def _compiled_obstacles(self) -> List[str]:
+        """The configured options that cannot run inside one compiled function, each with its fix."""
+        return compiled_replay_obstacles(self) + compiled_noise_obstacles(self.cfg, ("exploration",))
+
+    def _compiled_act(
+        self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
+        """``act`` inside a compiled run: :meth:`_deterministic_actions` with the learner's parameters and
+        statistics, plus the decaying exploration noise drawn from ``key`` (the run's acting stream)."""
+        key, noise_key = jax.random.split(key)
+        actions = self._deterministic_actions(learner.policy, learner.state_preprocessor, states)
+        actions = compiled_exploration(
+            noise_key,
+            actions,
+            self.cfg["exploration"],
+            timestep,
+            timesteps,
+            self.clip_actions_min,
+            self.clip_actions_max,
+        )
+        return learner, key, actions
+
+    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
+        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
+        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
+        """``_update``'s compiled call (``key`` is not used: DDPG draws nothing besides the rows)."""
+        return self._learn(learner, batches, timestep)
+
+    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """``learner`` with new parameters for the policy and the critic drawn from ``key`` (the models'
+        initialisers; the targets start as copies) and fresh optimizer states (pure: one per seed in a vmapped run).
+        The preprocessor's statistics and the learning rates are kept."""
+        policy_key, critic_key = jax.random.split(key)
+        policy = self.policy.initial_params("policy", policy_key)
+        critic = self.critic.initial_params("critic", critic_key)
+        return learner._replace(
+            policy=policy,
+            target_policy=policy,
+            critic=critic,
+            target_critic=critic,
+            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
+            critic_optimizer=fresh_optimizer(learner.critic_optimizer, critic),
+        )
 
     def _check_update(self, timestep: int, learner: LearnerState, finite: np.ndarray) -> None:
         """Raise naming the first non-finite quantity, in the order of the gradient steps (nothing committed yet)."""

@@ -375,7 +375,9 @@ class DQN(Agent):
         """The configured options that cannot run inside one compiled function, each with its fix."""
         return compiled_replay_obstacles(self)
 
-    def _compiled_act(self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array) -> tuple:
+    def _compiled_act(
+        self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
         """``act`` inside a compiled run: :meth:`_act` at the decayed epsilon (traced), greedy without exploration."""
         exploration = self.cfg["exploration"]
         epsilon = off_policy_epsilon(timestep, exploration, jnp.exp) if exploration["timesteps"] else 0.0
@@ -387,8 +389,8 @@ class DQN(Agent):
         warm_up = self.cfg["random_timesteps"] > 0 and self.cfg["exploration"]["timesteps"]
         return timestep < self.cfg["random_timesteps"] if warm_up else False
 
-    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> tuple:
-        """``_update``'s compiled call, the target update due by the same rule."""
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
+        """``_update``'s compiled call, the target update due by the same rule (``key`` is not used)."""
         update_target = neutral.target_update_due(timestep, self.cfg["target_update_interval"])
         return self._learn(learner, batches, update_target, timestep)
 

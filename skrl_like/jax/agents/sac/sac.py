@@ -425,7 +425,9 @@ class SAC(Agent):
         """The configured options that cannot run inside one compiled function, each with its fix."""
         return compiled_replay_obstacles(self)
 
-    def _compiled_act(self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array) -> tuple:
+    def _compiled_act(
+        self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
         """``act`` inside a compiled run: :meth:`_sample` with the learner's parameters, statistics and key (the
         agent's one random stream, which the update splits too, as ``act`` and ``_update`` share ``self._key``);
         ``key`` is not used."""
@@ -436,8 +438,8 @@ class SAC(Agent):
         """``act``'s warm-up test, traced (``False`` without a warm-up)."""
         return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
 
-    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> tuple:
-        """``_update``'s compiled call."""
+    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
+        """``_update``'s compiled call (``key`` is not used: SAC's update draws from the learner's key)."""
         return self._learn(learner, batches, timestep)
 
     def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:

@@ -11,7 +11,7 @@ before committing anything. Shapes are static and the delay is traced, so nothin
 Each critic steps with its own gradient (skrl 1.4.3's JAX TD3 stepped both with critic 2's).
 """
 
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
 import jax
@@ -30,6 +30,7 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
+    fresh_optimizer,
     make_adam,
     make_scheduler,
     polyak_update,
@@ -37,8 +38,12 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    compiled_exploration,
+    compiled_noise_obstacles,
+    compiled_replay_obstacles,
     create_replay_tensors,
     exploration_act,
+    gaussian_noise,
     init_target,
     sample_batches,
     smoothed_target_actions,
@@ -69,8 +74,20 @@ class LearnerState(NamedTuple):
     critic_updates: jax.Array  # critic steps so far: the policy steps after every policy_delay-th
 
 
+class Transitions(NamedTuple):
+    """The replay's fields, in the order of ``neutral.TENSOR_NAMES`` (what a compiled run keeps as arrays)."""
+
+    states: jax.Array
+    actions: jax.Array
+    rewards: jax.Array
+    next_states: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+
+
 class Batch(NamedTuple):
-    """One gradient step's sampled transitions (``(batch_size, size)`` each) and its smoothing noise."""
+    """One gradient step's sampled transitions (``(batch_size, size)`` each, the fields of :class:`Transitions`) and
+    its smoothing noise."""
 
     states: jax.Array
     actions: jax.Array
@@ -190,6 +207,7 @@ class TD3(Agent):
         self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
         self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
+        self._key = None  # act draws from the Noise objects; a CompiledTrainer gives its run an acting stream here
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
@@ -426,28 +444,114 @@ class TD3(Agent):
         self._state_functional.state = learner.state_preprocessor
         self._policy_learning_rate = learner.policy_learning_rate
         self._critic_learning_rate = learner.critic_learning_rate
+        self._critic_update_counter = learner.critic_updates  # the policy delay's count (kept on the device)
 
     def _update(self, timestep: int, timesteps: int) -> None:
         learner, records = self._update_fn(self._gather_learner_state(), self._draw_batches(), np.int32(timestep))
         records = jax.device_get(records)  # one transfer: the flags to check and what is tracked
         self._check_update(timestep, learner, records)
         self._commit_learner_state(learner)
-        self._critic_update_counter += len(records.delayed)
 
-        for step in range(len(records.delayed)):
-            if records.delayed[step]:
-                self.track_data("Loss / Policy loss", records.policy_loss[step])
-            self.track_data("Loss / Critic loss", records.critic_loss[step])
-            for tag, values in (
-                ("Q-network / Q1", records.critic_1_values[step]),
-                ("Q-network / Q2", records.critic_2_values[step]),
-                ("Target / Target", records.target_values[step]),
-            ):
-                for reduction, value in zip(("max", "min", "mean"), values):
-                    self.track_data(f"{tag} ({reduction})", value)
-            if self._schedule is not None:
-                self.track_data("Learning / Policy learning rate", records.policy_learning_rate[step])
-                self.track_data("Learning / Critic learning rate", records.critic_learning_rate[step])
+        for tag, values in self._tracked(records).items():
+            for step in range(len(records.delayed)):
+                if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
+                    self.track_data(tag, values[step])
+
+    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+        """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
+        ``_update`` here, and written per step by ``CompiledTrainer`` (the policy loss NaN on the steps without a
+        policy step, so that its reduction leaves them out)."""
+        tracked = {
+            "Loss / Policy loss": np.where(records.delayed, records.policy_loss, np.nan),
+            "Loss / Critic loss": records.critic_loss,
+        }
+        for tag, values in (
+            ("Q-network / Q1", records.critic_1_values),
+            ("Q-network / Q2", records.critic_2_values),
+            ("Target / Target", records.target_values),
+        ):
+            for index, reduction in enumerate(("max", "min", "mean")):
+                tracked[f"{tag} ({reduction})"] = values[..., index]
+        if self._schedule is not None:
+            tracked["Learning / Policy learning rate"] = records.policy_learning_rate
+            tracked["Learning / Critic learning rate"] = records.critic_learning_rate
+        return tracked
+
+    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
+    # (``_compiled_act`` is ``act``'s ``_policy_actions`` plus the exploration noise, ``_training_transition`` what
+    # ``record_transition`` stores, and ``_learn`` the update, on batches drawn from the replay kept as arrays in the
+    # run's state; the noises are drawn from the run's keys instead of the host ``Noise`` objects)
+
+    _batch_type = Transitions  # the replay's fields, in the order of sample_batches
+    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
+    _compiled_fixed_keys = (
+        "batch_size",
+        "gradient_steps",
+        "learning_starts",
+        "random_timesteps",
+        "actor_learning_rate",
+        "critic_learning_rate",
+        "grad_norm_clip",
+        "policy_delay",
+    )
+
+    def _compiled_obstacles(self) -> List[str]:
+        """The configured options that cannot run inside one compiled function, each with its fix."""
+        return compiled_replay_obstacles(self) + compiled_noise_obstacles(
+            self.cfg, ("exploration", "smooth_regularization_noise")
+        )
+
+    def _compiled_act(
+        self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
+        """``act`` inside a compiled run: :meth:`_policy_actions` with the learner's parameters and statistics, plus
+        the decaying exploration noise drawn from ``key`` (the run's acting stream)."""
+        key, noise_key = jax.random.split(key)
+        actions, _ = self._policy_actions(learner.policy, learner.state_preprocessor, states)
+        actions = compiled_exploration(
+            noise_key,
+            actions,
+            self.cfg["exploration"],
+            timestep,
+            timesteps,
+            self.clip_actions_min,
+            self.clip_actions_max,
+        )
+        return learner, key, actions
+
+    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
+        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
+        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+
+    def _compiled_learn(
+        self, learner: LearnerState, transitions: Transitions, timestep: jax.Array, key: jax.Array
+    ) -> tuple:
+        """``_update``'s compiled call: the batches of :meth:`_draw_batches`, the smoothing noise drawn from ``key``
+        (one ``(batch_size, action_size)`` sample per gradient step)."""
+        noise = self.cfg["smooth_regularization_noise"]
+        smoothing_noise = None if noise is None else gaussian_noise(key, transitions.actions.shape, noise)
+        return self._learn(learner, Batch(*transitions, smoothing_noise=smoothing_noise), timestep)
+
+    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """``learner`` with new parameters for the policy and both critics drawn from ``key`` (the models'
+        initialisers; the targets start as copies), fresh optimizer states and no critic step yet (pure: one per seed
+        in a vmapped run). The preprocessor's statistics and the learning rates are kept."""
+        policy_key, critic_1_key, critic_2_key = jax.random.split(key, 3)
+        policy = self.policy.initial_params("policy", policy_key)
+        critic_1 = self.critic_1.initial_params("critic_1", critic_1_key)
+        critic_2 = self.critic_2.initial_params("critic_2", critic_2_key)
+        return learner._replace(
+            policy=policy,
+            target_policy=policy,
+            critic_1=critic_1,
+            critic_2=critic_2,
+            target_critic_1=critic_1,
+            target_critic_2=critic_2,
+            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
+            critic_1_optimizer=fresh_optimizer(learner.critic_1_optimizer, critic_1),
+            critic_2_optimizer=fresh_optimizer(learner.critic_2_optimizer, critic_2),
+            critic_updates=jnp.zeros_like(learner.critic_updates),
+        )
 
     def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
         """Raise naming the first non-finite quantity (step by step) before anything is committed."""
