@@ -7,6 +7,9 @@ just-updated critic, the polyak updates of both targets, the learning-rate sched
 state (a :class:`LearnerState`), and an update runs ``gradient_steps`` of them in one ``lax.scan`` over batches drawn
 beforehand, as one compiled call. It returns the new state with finite flags that the host checks before committing
 anything. Shapes are static, so nothing recompiles after the first update.
+
+Under :class:`~skrl_like.jax.trainers.CompiledTrainer` the same update runs inside the compiled run, with the
+exploration noise drawn from the run's acting key (``GaussianNoise`` only) instead of the host's ``Noise``.
 """
 
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union

@@ -8,6 +8,9 @@ function of explicit state (a :class:`LearnerState`), and an update runs its ``g
 configured ``Noise`` (any noise works, and a run can match torch's draw for draw). The host checks the finite flags
 before committing anything. Shapes are static and the delay is traced, so nothing recompiles after the first update.
 
+Under :class:`~skrl_like.jax.trainers.CompiledTrainer` the same update runs inside the compiled run, with the
+exploration and smoothing noise drawn from the run's keys (``GaussianNoise`` only) instead of the host's ``Noise``.
+
 Each critic steps with its own gradient (skrl 1.4.3's JAX TD3 stepped both with critic 2's).
 """
 
