@@ -1,4 +1,5 @@
-"""The whole run compiled: skrl_like's CompiledTrainer against rejax (issue 15), PPO or SAC, one JSON line per run.
+"""The whole run compiled: skrl_like's CompiledTrainer against rejax (issue 15), PPO, SAC or TD3, one JSON line per
+run.
 
 PPO (``--algorithm ppo``, the default):
 
@@ -30,6 +31,18 @@ ordinary ``SequentialTrainer`` on gymnasium's Pendulum-v1 (one jitted act and up
     /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --algorithm sac --library rejax --seed 0
     python benchmarks/compiled.py --algorithm sac --library ours_sequential --seed 0
 
+TD3 (``--algorithm td3``) on gymnax Pendulum-v1 with rejax's own Pendulum TD3 config less observation normalisation
+(as SAC): 1 env, 10,000 env steps, replay of 10,000, uniform random actions and no update before step 1,000
+(rejax's fill_buffer: our random_timesteps and learning_starts), batch 100, one critic step per env step and a policy
+step (with the polyak update of the three targets, tau 0.05: rejax's polyak 0.95) every second one, Adam at 1e-3,
+gamma 0.99, exploration noise N(0, 0.3) at a constant scale, smoothing noise N(0, 0.2) clipped to 0.5, 64x64 swish
+networks, a tanh policy scaled to the bounds. rejax clips each gradient element to 100 (never reached here); we clip
+nothing. rejax's critic loss is half the squared error, ours the squared error (Adam does not see the factor). The
+final return: 32 (ours) / 128 (rejax) episodes of the deterministic policy after training.
+
+    python benchmarks/compiled.py --algorithm td3 --library ours --seed 0
+    /work/bench_venvs/rejax/bin/python benchmarks/compiled.py --algorithm td3 --library rejax --seed 0
+
 Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false for both (one intra-op thread).
 """
 
@@ -45,6 +58,9 @@ ENV_STEPS = NUM_ENVS * ROLLOUTS * UPDATES
 # SAC on Pendulum-v1: rejax's configs/gymnax/pendulum.yaml (without observation normalisation)
 SAC = {"timesteps": 10_000, "buffer": 10_000, "learning_starts": 256, "batch": 256, "lr": 0.01, "gamma": 0.99,
        "tau": 0.02, "hidden": 64, "gradient_steps": 1}  # fmt: skip
+# TD3 on Pendulum-v1: rejax's configs/gymnax/pendulum.yaml (without observation normalisation)
+TD3 = {"timesteps": 10_000, "buffer": 10_000, "learning_starts": 1000, "batch": 100, "lr": 1e-3, "gamma": 0.99,
+       "tau": 0.05, "hidden": 64, "exploration": 0.3, "smoothing": 0.2, "smoothing_clip": 0.5, "policy_delay": 2}  # fmt: skip
 
 
 def run_ours(seed: int, seeds: int) -> dict:
@@ -224,6 +240,126 @@ def run_ours_sac(seed: int, seeds: int, sequential: bool = False) -> dict:
     }
 
 
+def run_ours_td3(seed: int, seeds: int) -> dict:
+    import flax.linen as nn
+    import gymnax
+    import jax.numpy as jnp
+
+    from skrl_like import config
+    from skrl_like.jax.agents.td3 import TD3 as TD3Agent
+    from skrl_like.jax.agents.td3 import TD3_DEFAULT_CONFIG
+    from skrl_like.jax.envs.wrappers import wrap_env
+    from skrl_like.jax.memories import RandomMemory
+    from skrl_like.jax.models import DeterministicMixin, Model
+    from skrl_like.jax.resources.noises import GaussianNoise
+    from skrl_like.jax.trainers import CompiledTrainer
+    from skrl_like.utils import set_seed
+
+    config.jax.backend = "jax"
+    set_seed(seed)
+    env = wrap_env(gymnax.make("Pendulum-v1")[0], verbose=False, num_envs=1)
+    width = TD3["hidden"]
+
+    class Policy(DeterministicMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            DeterministicMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = nn.swish(nn.Dense(width)(nn.swish(nn.Dense(width)(inputs["states"]))))
+            return 2 * nn.tanh(nn.Dense(self.num_actions)(x)), {}
+
+    class Critic(DeterministicMixin, Model):
+        def __init__(self, observation_space, action_space, device=None, **kwargs):
+            Model.__init__(self, observation_space, action_space, device, **kwargs)
+            DeterministicMixin.__init__(self)
+
+        @nn.compact
+        def __call__(self, inputs, role):
+            x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], axis=-1)
+            return nn.Dense(1)(nn.swish(nn.Dense(width)(nn.swish(nn.Dense(width)(x))))), {}
+
+    roles = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+    models = {role: (Policy if "policy" in role else Critic)(env.observation_space, env.action_space) for role in roles}
+    for role, model in models.items():
+        model.init_state_dict(role)
+    cfg = {
+        **TD3_DEFAULT_CONFIG,
+        "batch_size": TD3["batch"],
+        "discount_factor": TD3["gamma"],
+        "polyak": TD3["tau"],
+        "actor_learning_rate": TD3["lr"],
+        "critic_learning_rate": TD3["lr"],
+        "random_timesteps": TD3["learning_starts"],
+        "learning_starts": TD3["learning_starts"],
+        "exploration": {
+            "noise": GaussianNoise(0, TD3["exploration"]),
+            "initial_scale": 1.0,
+            "final_scale": 1.0,
+            "timesteps": None,
+        },
+        "policy_delay": TD3["policy_delay"],
+        "smooth_regularization_noise": GaussianNoise(0, TD3["smoothing"]),
+        "smooth_regularization_clip": TD3["smoothing_clip"],
+        "experiment": {"write_interval": 0, "checkpoint_interval": 0},
+    }
+    agent = TD3Agent(
+        models=models,
+        memory=RandomMemory(memory_size=TD3["buffer"], num_envs=1),
+        cfg=cfg,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    trainer_cfg = {"timesteps": TD3["timesteps"], "disable_progressbar": True}
+    if seeds > 1:
+        trainer_cfg["seeds"] = list(range(seed, seed + seeds))
+    trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
+    metrics = trainer.train()
+    timings = trainer.timings
+    if seeds > 1:  # the last 10 episodes' training returns, per run
+        final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -2000:]))
+    else:
+        final = float(np.mean(trainer.evaluate_episodes(32)))
+    return {
+        "compile_s": timings["compile_seconds"],
+        "run_s": timings["run_seconds"],
+        "compile_cpu_s": timings["compile_cpu_seconds"],
+        "run_cpu_s": timings["run_cpu_seconds"],
+        "final": final,
+    }
+
+
+def run_rejax_td3(seed: int, seeds: int) -> dict:
+    import jax
+    import jax.numpy as jnp
+    from rejax import TD3 as TD3Algorithm
+    from rejax.evaluate import evaluate
+
+    algo = TD3Algorithm.create(
+        env="Pendulum-v1",
+        actor_kwargs={"activation": "swish"},
+        critic_kwargs={"activation": "swish"},
+        num_envs=1,
+        buffer_size=TD3["buffer"],
+        fill_buffer=TD3["learning_starts"],
+        batch_size=TD3["batch"],
+        learning_rate=TD3["lr"],
+        num_epochs=1,
+        total_timesteps=TD3["timesteps"],
+        eval_freq=TD3["timesteps"],
+        skip_initial_evaluation=True,
+        gamma=TD3["gamma"],
+        polyak=1 - TD3["tau"],
+        max_grad_norm=100,
+        exploration_noise=TD3["exploration"],
+        target_noise=TD3["smoothing"],
+        target_noise_clip=TD3["smoothing_clip"],
+        policy_delay=TD3["policy_delay"],
+    )
+    return _time_rejax(algo, seed, seeds, evaluate, jax, jnp, 200)
+
+
 def run_rejax_sac(seed: int, seeds: int) -> dict:
     import jax
     import jax.numpy as jnp
@@ -309,14 +445,20 @@ def run_rejax(seed: int, seeds: int) -> dict:
 def main() -> None:
     global UPDATES, ENV_STEPS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--algorithm", choices=("ppo", "sac"), default="ppo")
+    parser.add_argument("--algorithm", choices=("ppo", "sac", "td3"), default="ppo")
     parser.add_argument("--library", choices=("ours", "rejax", "ours_sequential"), required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=1, help="runs vmapped in one compiled call (seed, seed + 1, ...)")
     parser.add_argument("--updates", type=int, default=UPDATES, help="PPO updates (976: 499,712 env steps)")
-    parser.add_argument("--timesteps", type=int, default=SAC["timesteps"], help="SAC: env steps (10,000)")
+    parser.add_argument("--timesteps", type=int, default=SAC["timesteps"], help="SAC, TD3: env steps (10,000)")
     args = parser.parse_args()
-    if args.algorithm == "sac":
+    if args.algorithm == "td3":
+        if args.library == "ours_sequential":
+            parser.error("--library ours_sequential is SAC's")
+        TD3["timesteps"] = ENV_STEPS = args.timesteps
+        config_name = "td3_pendulum_gymnax_rejax_config"
+        result = (run_ours_td3 if args.library == "ours" else run_rejax_td3)(args.seed, args.seeds)
+    elif args.algorithm == "sac":
         SAC["timesteps"] = ENV_STEPS = args.timesteps
         config_name = (
             "sac_pendulum_gymnax_rejax_config" if args.library != "ours_sequential" else "sac_pendulum_gymnasium"
