@@ -442,6 +442,21 @@ def test_a_chunked_td3_run_compiles_once_and_explores_with_fresh_gaussian_noise(
     assert trainer.compilations == 1 and agent.memory.filled
 
 
+@pytest.mark.parametrize("agent_class", [TD3, DDPG])
+def test_a_seeded_ddpg_or_td3_run_draws_fresh_models_with_targets_equal_to_their_sources(agent_class):
+    agent = make_deterministic(agent_class, pendulum())
+    agent.init()
+    learner = agent._gather_learner_state()._replace(**({"critic_updates": jnp.int32(5)} if agent_class is TD3 else {}))
+    fresh = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    flat = lambda params: ravel_pytree(params)[0]  # noqa: E731
+    for source in ("policy", "critic_1", "critic_2") if agent_class is TD3 else ("policy", "critic"):
+        np.testing.assert_array_equal(flat(getattr(fresh, source)), flat(getattr(fresh, "target_" + source)))
+        assert not np.allclose(flat(getattr(fresh, source)), flat(getattr(learner, source)))
+    if agent_class is TD3:
+        assert int(fresh.critic_updates) == 0  # the policy delay counts from the run's start
+        assert not np.allclose(flat(fresh.critic_1), flat(fresh.critic_2))
+
+
 def test_gaussian_noise_draws_its_mean_and_std_and_the_traced_decay_is_the_neutral_formula():
     samples = off_policy.gaussian_noise(jax.random.PRNGKey(0), (20_000,), GaussianNoise(0.5, 0.2))
     assert samples.dtype == jnp.float32

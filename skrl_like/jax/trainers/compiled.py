@@ -8,10 +8,10 @@ runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`
 jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
 under both trainers.
 
-Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store the
-transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled uniformly
-with a key), then, when its schedule says so (``lax.cond``), the agent's update on batches laid out as the ordinary
-update's.
+Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store
+the transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled
+uniformly with a key), then, when its schedule says so (``lax.cond``), the agent's update on batches laid out as the
+ordinary update's.
 
 Several runs go into one compiled call with ``vmap``: ``cfg["seeds"]`` (each run draws its parameters, optimizer
 states, environment and action keys from its seed) and ``cfg["sweep"]`` (one config value per run). Metrics come
@@ -220,9 +220,9 @@ class _OnPolicyRun:
 
 
 class _OffPolicyRun:
-    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN, DDPG, TD3): one environment step, the transition written to
-    the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on, every
-    ``update_interval`` steps), the agent's update on batches sampled from it."""
+    """The compiled iteration of an off-policy agent (SAC, DQN, DDQN, DDPG, TD3): one environment step, the transition
+    written to the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on,
+    every ``update_interval`` steps), the agent's update on batches sampled from it."""
 
     sweep_examples = "discount_factor or polyak"
 
