@@ -2,7 +2,8 @@
 # CompiledTrainer against rejax (issue 15), side by side: five single-seed runs alternating ours/rejax, then 8 and 64
 # seeds vmapped (alternating); our ordinary JAX path on gymnasium CartPole beside the compiled one. Then SAC on gymnax
 # Pendulum-v1 with rejax's Pendulum config: five seeds alternating, our ordinary path on gymnasium Pendulum, 8 seeds
-# vmapped. One JSON line per run into benchmarks/results/compiled.jsonl.
+# vmapped; TD3 the same way with rejax's Pendulum TD3 config. One JSON line per run into
+# benchmarks/results/compiled.jsonl.
 # Usage: REJAX_PYTHON=/work/bench_venvs/rejax/bin/python benchmarks/run_compiled.sh   (ALGORITHMS="sac": SAC only)
 # PIN=0 runs both libraries pinned to CPU 0 (taskset): XLA then keeps one intra-op thread and a small env's step
 # runs without hand-offs between threads, whose waiting otherwise counts as process CPU time (docs/compiled-trainer.md).
@@ -16,7 +17,7 @@ mkdir -p "$(dirname "$OUT")"
 PIN_PREFIX=()
 if [ -n "${PIN:-}" ]; then PIN_PREFIX=(taskset -c "$PIN"); fi
 run() { nice -n 19 "${PIN_PREFIX[@]}" "$@" 2>/dev/null | grep '^{' >> "$OUT"; tail -1 "$OUT"; }
-if [[ " ${ALGORITHMS:-ppo sac} " == *" ppo "* ]]; then
+if [[ " ${ALGORITHMS:-ppo sac td3} " == *" ppo "* ]]; then
     for seed in ${SEEDS:-0 1 2 3 4}; do
         PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --library ours --seed "$seed"
         run "$REJAX_PYTHON" benchmarks/compiled.py --library rejax --seed "$seed"
@@ -32,7 +33,7 @@ if [[ " ${ALGORITHMS:-ppo sac} " == *" ppo "* ]]; then
         run "$REJAX_PYTHON" benchmarks/compiled.py --library rejax --seeds "$seeds" --updates 200
     done
 fi
-if [[ " ${ALGORITHMS:-ppo sac} " == *" sac "* ]]; then
+if [[ " ${ALGORITHMS:-ppo sac td3} " == *" sac "* ]]; then
     for seed in ${SEEDS:-0 1 2 3 4}; do
         PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --algorithm sac --library ours --seed "$seed"
         run "$REJAX_PYTHON" benchmarks/compiled.py --algorithm sac --library rejax --seed "$seed"
@@ -41,4 +42,12 @@ if [[ " ${ALGORITHMS:-ppo sac} " == *" sac "* ]]; then
     PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --algorithm sac --library ours_sequential --seed 0
     PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --algorithm sac --library ours --seeds 8
     run "$REJAX_PYTHON" benchmarks/compiled.py --algorithm sac --library rejax --seeds 8
+fi
+if [[ " ${ALGORITHMS:-ppo sac td3} " == *" td3 "* ]]; then
+    for seed in ${SEEDS:-0 1 2 3 4}; do
+        PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --algorithm td3 --library ours --seed "$seed"
+        run "$REJAX_PYTHON" benchmarks/compiled.py --algorithm td3 --library rejax --seed "$seed"
+    done
+    PYTHONPATH=$PWD run "$OURS_PYTHON" benchmarks/compiled.py --algorithm td3 --library ours --seeds 8
+    run "$REJAX_PYTHON" benchmarks/compiled.py --algorithm td3 --library rejax --seeds 8
 fi
