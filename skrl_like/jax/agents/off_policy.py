@@ -13,7 +13,8 @@ Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) t
 generator; the batches have the layout of :func:`sample_batches`, so the agent's update is the same function.
 
 An off-policy agent with a compiled form (SAC, DQN, DDQN, DDPG, TD3) supplies, besides its ordinary hooks:
-``_batch_type`` (the replay's fields), ``_compiled_fixed_keys`` (config numbers that cannot be swept),
+``_batch_type`` (the replay's fields), ``_compiled_fixed_keys`` (the agent's config numbers that cannot be swept,
+besides :data:`REPLAY_FIXED_KEYS`),
 ``_compiled_obstacles()``, ``_compiled_act(learner, key, states, timestep, timesteps) -> (learner, key, actions)``
 (what ``act`` runs, warm-up excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches,
 timestep, key)`` (what ``_update`` runs; ``key`` for what it draws besides the rows: TD3's smoothing noise),
@@ -34,6 +35,9 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents.off_policy import decayed_noise_scale, identical_twins_warning, noise_scale
 from skrl_like.jax.resources.noises import GaussianNoise
+
+#: config numbers every replay agent reads when it is built, or that shape the compiled function: never swept
+REPLAY_FIXED_KEYS = ("batch_size", "gradient_steps", "learning_starts", "random_timesteps")
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:

@@ -38,6 +38,7 @@ from skrl_like.core.config import did_you_mean
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.jax.agents.off_policy import (
+    REPLAY_FIXED_KEYS,
     Replay,
     empty_replay,
     random_actions,
@@ -229,7 +230,7 @@ class _OffPolicyRun:
     def __init__(self, trainer: "CompiledTrainer") -> None:
         self.trainer, self.agent = trainer, trainer.agent
         self.steps = 1
-        self.fixed_keys = tuple(self.agent._compiled_fixed_keys)
+        self.fixed_keys = REPLAY_FIXED_KEYS + tuple(self.agent._compiled_fixed_keys)
         # the replay's draws and warm-up actions: NumPy's global generator in the ordinary trainers, a key here
         config.jax.key, self.replay_key = jax.random.split(config.jax.key)
         if getattr(self.agent, "_key", None) is None:

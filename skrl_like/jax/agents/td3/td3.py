@@ -487,11 +487,7 @@ class TD3(Agent):
 
     _batch_type = Transitions  # the replay's fields, in the order of sample_batches
     # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
-    _compiled_fixed_keys = (
-        "batch_size",
-        "gradient_steps",
-        "learning_starts",
-        "random_timesteps",
+    _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
         "actor_learning_rate",
         "critic_learning_rate",
         "grad_norm_clip",
