@@ -209,28 +209,29 @@ def run_ours_sac(seed: int, seeds: int, sequential: bool = False) -> dict:
         action_space=env.action_space,
     )
     trainer_cfg = {"timesteps": SAC["timesteps"], "disable_progressbar": True, "stochastic_evaluation": True}
-    if sequential:
-        trainer = SequentialTrainer(env=env, agents=agent, cfg={**trainer_cfg, "headless": True})
-        start, start_cpu = time.perf_counter(), time.process_time()
-        trainer.train()  # the first act and update calls compile (a fraction of a second each)
-        run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
-        timings = {
-            "compile_seconds": 0.0,
-            "compile_cpu_seconds": 0.0,
-            "run_seconds": run_s,
-            "run_cpu_seconds": run_cpu_s,
-        }
-        final = float(np.mean(trainer.evaluate_episodes(32)))
+    if not sequential:
+        return compiled_pendulum_run(CompiledTrainer, env, agent, trainer_cfg, seed, seeds)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={**trainer_cfg, "headless": True})
+    start, start_cpu = time.perf_counter(), time.process_time()
+    trainer.train()  # the first act and update calls compile (a fraction of a second each)
+    run_s, run_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+    final = float(np.mean(trainer.evaluate_episodes(32)))
+    return {"compile_s": 0.0, "run_s": run_s, "compile_cpu_s": 0.0, "run_cpu_s": run_cpu_s, "final": final}
+
+
+def compiled_pendulum_run(CompiledTrainer, env, agent, trainer_cfg: dict, seed: int, seeds: int) -> dict:
+    """Train ``agent`` compiled (``seeds`` > 1: that many runs vmapped from ``seed``); timings and the final return
+    (one seed: 32 deterministic episodes; several: the mean of the runs' last 10 Pendulum episodes' training
+    returns)."""
+    if seeds > 1:
+        trainer_cfg = {**trainer_cfg, "seeds": list(range(seed, seed + seeds))}
+    trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
+    metrics = trainer.train()
+    timings = trainer.timings
+    if seeds > 1:
+        final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -2000:]))
     else:
-        if seeds > 1:
-            trainer_cfg["seeds"] = list(range(seed, seed + seeds))
-        trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
-        metrics = trainer.train()
-        timings = trainer.timings
-        if seeds > 1:  # the last 10 episodes' training returns, per run
-            final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -2000:]))
-        else:
-            final = float(np.mean(trainer.evaluate_episodes(32)))
+        final = float(np.mean(trainer.evaluate_episodes(32)))
     return {
         "compile_s": timings["compile_seconds"],
         "run_s": timings["run_seconds"],
@@ -311,23 +312,7 @@ def run_ours_td3(seed: int, seeds: int) -> dict:
         observation_space=env.observation_space,
         action_space=env.action_space,
     )
-    trainer_cfg = {"timesteps": TD3["timesteps"], "disable_progressbar": True}
-    if seeds > 1:
-        trainer_cfg["seeds"] = list(range(seed, seed + seeds))
-    trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
-    metrics = trainer.train()
-    timings = trainer.timings
-    if seeds > 1:  # the last 10 episodes' training returns, per run
-        final = float(np.nanmean(metrics["Reward / Total reward (mean)"][:, -2000:]))
-    else:
-        final = float(np.mean(trainer.evaluate_episodes(32)))
-    return {
-        "compile_s": timings["compile_seconds"],
-        "run_s": timings["run_seconds"],
-        "compile_cpu_s": timings["compile_cpu_seconds"],
-        "run_cpu_s": timings["run_cpu_seconds"],
-        "final": final,
-    }
+    return compiled_pendulum_run(CompiledTrainer, env, agent, {"timesteps": TD3["timesteps"], "disable_progressbar": True}, seed, seeds)
 
 
 def run_rejax_td3(seed: int, seeds: int) -> dict:
