@@ -90,6 +90,15 @@ def test_the_first_non_finite_quantity_is_named_with_its_source():
     check_named_flags("X", 7, ["a", "b"], [True, True])
 
 
+def test_a_non_finite_policy_loss_points_to_the_ratio_and_the_log_std_floor():
+    # PPO's exp(log_prob - old_log_prob) overflows float32 beyond 88: lowering the learning rate alone is not the fix
+    with pytest.raises(FloatingPointError, match=r"exp\(log_prob - old_log_prob\).*; raise the policy's min_log_std"):
+        check_named_flags("PPO", 3, ["the policy loss of mini-batch 1 (epoch 0)"], [False])
+    with pytest.raises(FloatingPointError) as value_error:
+        check_named_flags("PPO", 3, ["the value loss of mini-batch 1 (epoch 0)"], [False])
+    assert "min_log_std" not in str(value_error.value)
+
+
 def test_policy_output_sizes_follow_the_action_space():
     assert policy_output_size("categorical", gymnasium.spaces.Discrete(3)) == 3
     assert policy_output_size("multicategorical", gymnasium.spaces.MultiDiscrete([2, 5])) == 7

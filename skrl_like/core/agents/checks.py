@@ -17,12 +17,22 @@ _SOURCES = (
     ("values", "the value model, with the parameters the rollout was collected with, produced them"),
     ("returns", "they are computed from the rewards and values, which were finite: the values are too large"),
     ("advantages", "they are computed from the rewards and values, which were finite: the values are too large"),
+    (
+        "policy loss",
+        "computed from finite inputs: a probability of 0, or a log-probability far above the rollout's (PPO/RPO's "
+        "ratio exp(log_prob - old_log_prob) passes float32's range beyond a difference of 88), which a standard "
+        "deviation collapsed toward the policy's min_log_std produces",
+    ),
     ("loss", "computed from finite inputs: a probability of 0 or an overflow in the loss"),
     ("parameter", "the optimizer step produced them from finite losses: the step was too large"),
 )
 _ADVICE = (
     "lower the learning rate, keep grad_norm_clip > 0, or standardise inputs and values with "
     "state_preprocessor / value_preprocessor=RunningStandardScaler"
+)
+# advice of its own for a source that the general advice does not fix (by a word of the quantity's name)
+_SPECIFIC_ADVICE = (
+    ("policy loss", "raise the policy's min_log_std (clip_log_std=True) so its standard deviation cannot collapse; "),
 )
 
 
@@ -37,7 +47,8 @@ def first_non_finite(named_flags: Iterable[Tuple[str, Any]]) -> Optional[str]:
 def raise_non_finite(algorithm: str, timestep: int, name: str) -> None:
     """Raise ``FloatingPointError`` naming the quantity that went non-finite first and what produced it."""
     source = next((text for word, text in _SOURCES if word in name), "the networks produced them")
-    raise FloatingPointError(f"{algorithm} update at timestep {timestep}: {name} contain NaN/inf ({source}); {_ADVICE}")
+    advice = next((text for word, text in _SPECIFIC_ADVICE if word in name), "") + _ADVICE
+    raise FloatingPointError(f"{algorithm} update at timestep {timestep}: {name} contain NaN/inf ({source}); {advice}")
 
 
 def check_named_flags(algorithm: str, timestep: int, names: Sequence[str], flags: Sequence[Any]) -> None:
