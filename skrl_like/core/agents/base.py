@@ -574,8 +574,8 @@ class AgentCore:
     def _saves_memory_contents(self, memory: Any) -> bool:
         """``cfg["experiment"]["checkpoint_memory"]``: ``True``/``False`` always/never save the memory contents;
         ``"auto"`` saves those of a replay (:attr:`samples_memory_at_random`: the data off-policy agents learn from)
-        and those of any other agent's memory only in the middle of a rollout (at a rollout's end every row is rewritten before it
-        is read again, so nothing of it is needed)."""
+        and those of any other agent's memory only in the middle of a rollout (at a rollout's end every row is
+        rewritten before it is read again, so nothing of it is needed)."""
         if self.checkpoint_memory != "auto":
             return bool(self.checkpoint_memory)
         return self.samples_memory_at_random or bool(memory.memory_index or memory.env_index)
