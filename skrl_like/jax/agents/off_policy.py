@@ -40,6 +40,12 @@ from skrl_like.jax.resources.noises import GaussianNoise
 REPLAY_FIXED_KEYS = ("batch_size", "gradient_steps", "learning_starts", "random_timesteps")
 
 
+def compiled_acts_randomly(agent: Any, timestep: jax.Array) -> Any:
+    """An agent's ``_compiled_acts_randomly``: ``act``'s warm-up test, traced (``False`` without a warm-up)."""
+    random_timesteps = agent.cfg["random_timesteps"]
+    return timestep < random_timesteps if random_timesteps > 0 else False
+
+
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
     """Copy ``models[source_role]``'s parameters into ``models[target_role]`` after checking that both have the same
     parameter tree (names and shapes). Targets are never stepped by an optimizer, which is all freezing is in JAX."""

@@ -37,6 +37,7 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    compiled_acts_randomly,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
@@ -398,9 +399,7 @@ class DDPG(Agent):
         )
         return learner, key, actions
 
-    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
-        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
-        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+    _compiled_acts_randomly = compiled_acts_randomly
 
     def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
         """``_update``'s compiled call (``key`` is not used: DDPG draws nothing besides the rows)."""

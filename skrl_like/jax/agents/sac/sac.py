@@ -47,6 +47,7 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    compiled_acts_randomly,
     compiled_replay_obstacles,
     create_replay_tensors,
     init_target,
@@ -430,9 +431,7 @@ class SAC(Agent):
         actions, _, learner_key = self._sample(learner.policy, learner.state_preprocessor, states, learner.key)
         return learner._replace(key=learner_key), key, actions
 
-    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
-        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
-        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+    _compiled_acts_randomly = compiled_acts_randomly
 
     def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
         """``_update``'s compiled call (``key`` is not used: SAC's update draws from the learner's key)."""

@@ -41,6 +41,7 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    compiled_acts_randomly,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
@@ -518,9 +519,7 @@ class TD3(Agent):
         )
         return learner, key, actions
 
-    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
-        """``act``'s warm-up test, traced (``False`` without a warm-up)."""
-        return timestep < self.cfg["random_timesteps"] if self.cfg["random_timesteps"] > 0 else False
+    _compiled_acts_randomly = compiled_acts_randomly
 
     def _compiled_learn(
         self, learner: LearnerState, transitions: Transitions, timestep: jax.Array, key: jax.Array
