@@ -70,7 +70,9 @@ class ParallelTrainer(Trainer):
         evaluation_env: Any = None,
     ):
         super().__init__(env, agents, agents_scope, cfg, evaluation_env)
-        if self.num_simultaneous_agents > 1:
+        if self.num_simultaneous_agents == 1:
+            self._init_agents()  # once, as SequentialTrainer does: a second train() continues the first
+        else:
             self._refuse_run_features(
                 "its agents run in processes of their own; use SequentialTrainer for these hooks, or a ParallelTrainer "
                 "with one agent (which runs in the main process)"
@@ -171,8 +173,7 @@ class ParallelTrainer(Trainer):
         processes = None
         try:
             if self.num_simultaneous_agents == 1:
-                self._init_agents()  # at every call, as the agent processes do
-                if self._pending_states:  # restored: loaded after init, which rebuilds the memories and trackers
+                if self._pending_states:  # restored: loaded into the agent initialised by the constructor
                     _load_agent_state(self._agent_list[0], self._pending_states[0])
                     if not evaluate:  # (an eval() in between leaves them for the train() that resumes)
                         self._pending_states = None
