@@ -47,7 +47,10 @@ TUNED_FOR_AGENT: Dict[str, Dict[str, str]] = {
     "sarsa": {"discrete": "sarsa_taxi.yaml"},
     "ippo": {"multi": "ippo_simple_spread.yaml"},
     "mappo": {"multi": "mappo_simple_spread.yaml"},
+    "amp": {"continuous": "amp_pendulum.yaml"},  # on envs that provide reference motions (REQUIRED_ENV_ATTRIBUTES)
 }
+# what an env must provide for an agent, beyond spaces: AMP imitates the reference motions the env hands out
+REQUIRED_ENV_ATTRIBUTES = {"amp": ("amp_observation_space", "collect_reference_motions")}
 ENV_KEYS = ("id", "num_envs", "kwargs", "pettingzoo")
 # train flags that --resume refuses (the run's configuration holds them): flag -> argparse destination
 RESUME_EXCLUSIVE = {
@@ -130,10 +133,7 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     import gymnasium
 
     env_id = str(env_cfg["id"])
-    try:
-        gymnasium.spec(env_id)
-    except gymnasium.error.Error as error:
-        raise RunnerConfigError(f"Unknown environment '{env_id}': {error}") from error
+    _check_registered(env_id)
     count = int(num_envs if num_envs is not None else env_cfg.get("num_envs", 1))
     if count < 1:
         raise RunnerConfigError(f"env.num_envs must be >= 1, got {count}")
@@ -149,15 +149,53 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     return wrap_env(env, verbose=False)
 
 
-def _action_kind(env_id: str, kwargs: Mapping[str, Any]) -> str:
+def _check_registered(env_id: str) -> None:
+    """Fail now when gymnasium has no ``env_id``; ``module:Id`` (gymnasium's syntax for an id that a module registers
+    on import, e.g. ``skrl_like.envs:AmpPendulum-v0``) imports the module first, as ``gymnasium.make`` does.
+
+    :raises RunnerConfigError: the module does not import, or the id is not registered.
+    """
     import gymnasium
 
+    module, _, name = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise RunnerConfigError(
+                f"Cannot import '{module}', the module of the env id '{env_id}' ({error}): check its name"
+            ) from error
+    try:
+        gymnasium.spec(name)
+    except gymnasium.error.Error as error:
+        raise RunnerConfigError(f"Unknown environment '{env_id}': {error}") from error
+
+
+def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") -> str:
+    """``"continuous"`` or ``"discrete"``: the kind of ``env_id``'s action space.
+
+    :param agent_key: the agent to train on it: the env must have the attributes it needs
+        (``REQUIRED_ENV_ATTRIBUTES``, looked up as :func:`skrl_like.core.envs.wrappers.env_attribute` does).
+    :raises RunnerConfigError: the env is not registered.
+    :raises CommandLineError: the env cannot be made or lacks one of ``required``.
+    """
+    import gymnasium
+
+    from skrl_like.core.envs.wrappers import env_attribute
+
+    _check_registered(env_id)
     try:
         env = gymnasium.make(env_id, **kwargs)
     except gymnasium.error.Error as error:
         raise CommandLineError(f"Unknown environment '{env_id}': {error}") from error
     space = env.action_space
+    missing = [name for name in REQUIRED_ENV_ATTRIBUTES.get(agent_key, ()) if env_attribute(env, name) is None]
     env.close()
+    if missing:
+        raise CommandLineError(
+            f"{AGENTS[agent_key][1]} needs {' and '.join(missing)} from its env, which {env_id} does not have: use "
+            "an env that provides them (e.g. skrl_like.envs:AmpPendulum-v0, see docs/agents/amp.md)"
+        )
     return "continuous" if isinstance(space, gymnasium.spaces.Box) else "discrete"
 
 
@@ -176,7 +214,7 @@ def config_for_agent(agent: str, env_id: str) -> dict:
                 f"(see tuned/{files['multi']}) and run train -f"
             )
         return cfg
-    kind = _action_kind(env_id, {})
+    kind = _action_kind(env_id, {}, key)
     if kind not in files:
         ((other, path),) = files.items()
         raise CommandLineError(

@@ -1,11 +1,12 @@
 """Train AMP on Pendulum-v1 to imitate the motions of a scripted swing-up controller, with no task reward.
 
-No simulator or motion-capture data is needed: the reference motions are recorded in a few hundred milliseconds from
-an energy-pumping swing-up controller (:func:`swing_up_torque`, a few lines, no training) that brings the pendulum up
-and holds it (mean return about -130 over 10 episodes). An AMP observation is a transition ``(s_t, s_{t+1})`` of
-Pendulum's observations ``(cos theta, sin theta, theta_dot)``: :class:`AmpObservation` reports it in
-``info["amp_obs"]`` and :func:`record_reference_motions` records the controller's as a NumPy array, which
-:class:`ReferenceMotions` samples for ``collect_reference_motions``.
+No simulator or motion-capture data is needed: the env, ``skrl_like.envs:AmpPendulum-v0``
+(:mod:`skrl_like.envs.amp_pendulum`), is Pendulum-v1 that reports each step's AMP observation, the transition
+``(s_t, s_{t+1})`` of Pendulum's observations ``(cos theta, sin theta, theta_dot)``, in ``info["amp_obs"]``, and
+hands out reference motions (``collect_reference_motions``) recorded in a few hundred milliseconds from an
+energy-pumping swing-up controller (:func:`swing_up_torque`, a few lines, no training) that brings the pendulum up and
+holds it (mean return about -130 over 10 episodes). ``skrl_like train -f tuned/amp_pendulum.yaml`` trains the same
+setup from YAML.
 
 With ``task_reward_weight = 0`` the agent only learns from the discriminator's style reward; it is tracked per update
 as ``Reward / Style reward (mean)`` and printed here in blocks; Pendulum's own return (never seen by the agent) shows
@@ -22,6 +23,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from skrl_like.core.envs.wrappers import env_attribute
+from skrl_like.envs.amp_pendulum import swing_up_torque
 from skrl_like.torch.agents.amp import AMP, AMP_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
@@ -30,10 +33,11 @@ from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
+ENV_ID = "skrl_like.envs:AmpPendulum-v0"
 NUM_ENVS = 8
 TIMESTEPS = 10_000
 HIDDEN = (64, 64)
-AMP_SIZE = 6  # (s_t, s_{t+1}) of Pendulum's 3 observations
+MOTION_DATASET_SIZE = 4_000  # the env's 20 recorded episodes x 200 steps
 AMP_CFG = {
     "rollouts": 32,
     "learning_epochs": 5,
@@ -44,60 +48,6 @@ AMP_CFG = {
     "task_reward_weight": 0.0,  # imitation only: the style reward is the agent's whole reward
     "style_reward_weight": 1.0,
 }
-
-
-# -- the reference motions -------------------------------------------------------------------------------------------
-
-
-def swing_up_torque(observations: np.ndarray) -> np.ndarray:
-    """A scripted swing-up: pump energy towards the upright rest energy, then hold the top with a PD law.
-
-    Pendulum-v1's dynamics are ``theta'' = 15 sin(theta) + 3 u`` (``theta = 0`` upright), so ``E = theta'^2 / 2 +
-    15 cos(theta)`` is 15 at the upright rest and ``dE/dt = 3 u theta'``: a torque along ``theta'`` adds energy."""
-    cos, sin, speed = observations[..., 0], observations[..., 1], observations[..., 2]
-    energy = 0.5 * speed**2 + 15.0 * cos
-    pump = 0.3 * (15.0 - energy) * speed
-    hold = -(12.0 * np.arctan2(sin, cos) + 2.5 * speed)
-    return np.clip(np.where(cos > 0.85, hold, pump), -2.0, 2.0)[..., None]
-
-
-class AmpObservation(gym.Wrapper):
-    """Reports the transition ``(s_t, s_{t+1})`` of every step in ``info["amp_obs"]``."""
-
-    def reset(self, **kwargs):
-        observation, info = self.env.reset(**kwargs)
-        self._previous = observation
-        return observation, info
-
-    def step(self, action):
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        info["amp_obs"] = np.concatenate([self._previous, observation]).astype(np.float32)
-        self._previous = observation
-        return observation, reward, terminated, truncated, info
-
-
-def record_reference_motions(episodes: int = 20, seed: int = 0) -> np.ndarray:
-    """``(episodes * 200, 6)`` AMP observations of the swing-up controller, from random starting states."""
-    env, motions = AmpObservation(gym.make("Pendulum-v1")), []
-    for episode in range(episodes):
-        observation, _ = env.reset(seed=seed + episode)
-        done = False
-        while not done:
-            observation, _, terminated, truncated, info = env.step(swing_up_torque(observation))
-            motions.append(info["amp_obs"])
-            done = terminated or truncated
-    return np.stack(motions)
-
-
-class ReferenceMotions:
-    """``collect_reference_motions``: ``num_samples`` rows drawn uniformly from recorded motions (torch's RNG, so
-    ``set_seed`` makes runs repeat)."""
-
-    def __init__(self, motions: np.ndarray, device=None):
-        self.motions = torch.as_tensor(motions, dtype=torch.float32, device=device)
-
-    def __call__(self, num_samples: int) -> torch.Tensor:
-        return self.motions[torch.randint(len(self.motions), (num_samples,), device=self.motions.device)]
 
 
 # -- the models ------------------------------------------------------------------------------------------------------
@@ -134,17 +84,17 @@ class Deterministic(DeterministicMixin, Model):
         return self.net(inputs["states"]), {}
 
 
-def make_env(num_envs: int = NUM_ENVS):
-    return wrap_env(
-        gym.make_vec("Pendulum-v1", num_envs=num_envs, vectorization_mode="sync", wrappers=[AmpObservation]),
-        verbose=False,
-    )
+def make_env(num_envs: int = NUM_ENVS, **env_kwargs):
+    """``num_envs`` AmpPendulum envs in a sync vector env; ``env_kwargs`` go to each (``reference_episodes``...)."""
+    return wrap_env(gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", **env_kwargs), verbose=False)
 
 
-def make_agent(env, motions: np.ndarray, experiment=None, hidden=HIDDEN, **cfg):
-    """An AMP agent for ``env`` imitating ``motions``; keyword arguments override entries of ``AMP_CFG``."""
+def make_agent(env, experiment=None, hidden=HIDDEN, motion_dataset_size=MOTION_DATASET_SIZE, **cfg):
+    """An AMP agent for ``env`` imitating the env's reference motions; keyword arguments override ``AMP_CFG``.
+
+    The AMP observation space and ``collect_reference_motions`` are the env's (a sub-env's, for a vector env)."""
     device = env.device
-    amp_space = gym.spaces.Box(-np.inf, np.inf, (AMP_SIZE,), dtype=np.float32)
+    amp_space = env_attribute(env, "amp_observation_space")
     cfg = {
         **AMP_DEFAULT_CONFIG,
         **AMP_CFG,
@@ -170,9 +120,9 @@ def make_agent(env, motions: np.ndarray, experiment=None, hidden=HIDDEN, **cfg):
         action_space=env.action_space,
         device=device,
         amp_observation_space=amp_space,
-        motion_dataset=RandomMemory(memory_size=len(motions), device=device),
+        motion_dataset=RandomMemory(memory_size=motion_dataset_size, device=device),
         reply_buffer=RandomMemory(memory_size=20_000, device=device),
-        collect_reference_motions=ReferenceMotions(motions, device),
+        collect_reference_motions=env_attribute(env, "collect_reference_motions"),
     )
 
 
@@ -223,9 +173,8 @@ def main():
 
     torch.set_num_threads(1)
     set_seed(args.seed)
-    motions = record_reference_motions(seed=args.seed)
-    env = make_env()
-    agent = make_agent(env, motions)
+    env = make_env(reference_seed=args.seed)
+    agent = make_agent(env)
     print(f"Reference controller: Pendulum return {np.mean(pendulum_returns_of_controller()):.1f} (10 episodes)")
     print(f"Untrained policy: Pendulum return {np.mean(pendulum_returns(agent)):.1f} (10 episodes, mean action)")
     trainer = SequentialTrainer(

@@ -358,7 +358,9 @@ class RunnerCore:
                     if role == "value" and component_key(self._class_name) == "mappo":
                         space = state_space
                     elif role == "discriminator" and component_key(self._class_name) == "amp":
-                        space = getattr(env, "amp_observation_space", None)
+                        from skrl_like.core.envs.wrappers import env_attribute  # gymnasium: imported when needed
+
+                        space = env_attribute(env, "amp_observation_space")
                         if space is None:
                             logger.warning("The env has no amp_observation_space: the discriminator uses observations")
                             space = observation_space
@@ -459,7 +461,9 @@ class RunnerCore:
 
     def _amp_arguments(self, env: Any, cfg: dict, agent_cfg: dict) -> dict:
         """AMP's extras: the AMP observation space, the motion dataset and reply buffer, the reference motions."""
-        amp_space = getattr(env, "amp_observation_space", None)
+        from skrl_like.core.envs.wrappers import env_attribute  # gymnasium: imported when needed
+
+        amp_space = env_attribute(env, "amp_observation_space")
         if "amp_state_preprocessor_kwargs" in agent_cfg:
             agent_cfg["amp_state_preprocessor_kwargs"].update(size=amp_space, device=env.device)
         kwargs: Dict[str, Any] = {"amp_observation_space": amp_space}
@@ -470,8 +474,9 @@ class RunnerCore:
                     raise RunnerConfigError(f"The '{name}' section needs a 'class' (RandomMemory)")
                 memory_class = self._component(MEMORIES, section.pop("class"), "memory", f"{name}.class")
                 kwargs[name] = memory_class(device=env.device, **section)
-        if hasattr(env, "collect_reference_motions"):
-            kwargs["collect_reference_motions"] = env.collect_reference_motions
+        collect_reference_motions = env_attribute(env, "collect_reference_motions")
+        if collect_reference_motions is not None:
+            kwargs["collect_reference_motions"] = collect_reference_motions
         return kwargs
 
     def _generate_trainer(self, env: Any, cfg: dict, agent: Any) -> Any:

@@ -9,6 +9,8 @@ import pytest
 import torch
 import torch.nn as nn
 
+from skrl_like.core.envs.wrappers import env_attribute
+from skrl_like.envs.amp_pendulum import reference_motions
 from skrl_like.torch.agents.amp import AMP, AMP_DEFAULT_CONFIG
 from skrl_like.torch.agents.amp.amp import discriminator_loss, style_reward
 from skrl_like.torch.agents.mechanics import compute_gae_with_next_values
@@ -24,19 +26,20 @@ NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 AMP_SPACE = gymnasium.spaces.Box(-np.inf, np.inf, (6,), dtype=np.float32)
 
-_MOTIONS = None
+REFERENCE_EPISODES = 2  # the env's reference motions: 400 rows
 
 
 def motions():
-    global _MOTIONS
-    if _MOTIONS is None:
-        _MOTIONS = example.record_reference_motions(episodes=2)
-    return _MOTIONS
+    return reference_motions(episodes=REFERENCE_EPISODES)
+
+
+def small_env(num_envs=2, **env_kwargs):
+    return example.make_env(num_envs, reference_episodes=REFERENCE_EPISODES, **env_kwargs)
 
 
 def small_agent(env, rollouts=4, **cfg):
     cfg = {"rollouts": rollouts, "amp_batch_size": 64, "learning_epochs": 2, **cfg}
-    return example.make_agent(env, motions(), experiment=NO_FILES, hidden=(16,), **cfg)
+    return example.make_agent(env, experiment=NO_FILES, hidden=(16,), motion_dataset_size=len(motions()), **cfg)
 
 
 # -- config ----------------------------------------------------------------------------------------------------------
@@ -169,7 +172,7 @@ def test_the_logit_layer_is_the_last_linear_that_runs_not_the_last_registered_mo
         def compute(self, inputs, role):
             return self.out(self.activation(self.hidden(inputs["states"]))), {}
 
-    env = example.make_env(num_envs=2)
+    env = small_env()
     agent = small_agent(env)
     discriminator = OutputFirst()
     agent = AMP(**{**_amp_arguments(env), "models": {**agent.models, "discriminator": discriminator}})
@@ -207,7 +210,7 @@ def test_gae_with_next_values_by_hand():
 
 def test_motion_dataset_prefilled_reply_buffer_filled_after_each_update_and_next_values_stored():
     set_seed(0)
-    env = example.make_env(num_envs=2)
+    env = small_env()
     calls = []
     agent = small_agent(env, rollouts=4)
     collect = agent.collect_reference_motions
@@ -242,7 +245,7 @@ def test_motion_dataset_prefilled_reply_buffer_filled_after_each_update_and_next
 
 
 def test_record_transition_without_amp_obs_names_the_info_key():
-    env = example.make_env(num_envs=2)
+    env = small_env()
     agent = small_agent(env)
     agent.init(trainer_cfg={"timesteps": 8})
     states = torch.zeros(2, 3)
@@ -255,16 +258,7 @@ def test_record_transition_without_amp_obs_names_the_info_key():
 def _parameters_after_one_update(**cfg):
     set_seed(1)
     # a 5-step time limit: every rollout has truncated steps
-    env = example.wrap_env(
-        gymnasium.make_vec(
-            "Pendulum-v1",
-            num_envs=2,
-            vectorization_mode="sync",
-            wrappers=[example.AmpObservation],
-            max_episode_steps=5,
-        ),
-        verbose=False,
-    )
+    env = small_env(max_episode_steps=5)
     env._env.reset(seed=1)
     agent = small_agent(env, rollouts=8, task_reward_weight=1.0, **cfg)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 8}).train()
@@ -286,7 +280,7 @@ def test_time_limit_bootstrap_does_not_bootstrap_truncations_twice():
 
 def test_save_load_round_trip_includes_the_discriminator_and_amp_preprocessor(tmp_path):
     set_seed(0)
-    env = example.make_env(num_envs=2)
+    env = small_env()
     first = small_agent(env)
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 8}).train()
     assert {"policy", "value", "discriminator", "optimizer", "amp_state_preprocessor"} <= set(first.checkpoint_modules)
@@ -308,7 +302,7 @@ def test_save_load_round_trip_includes_the_discriminator_and_amp_preprocessor(tm
 
 def _short_run_losses(seed):
     set_seed(seed)
-    env = example.make_env(num_envs=2)
+    env = small_env()
     env._env.reset(seed=seed)
     agent = small_agent(env)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12}).train()
@@ -337,7 +331,7 @@ def _amp_arguments(env, **changes):
         "amp_observation_space": AMP_SPACE,
         "motion_dataset": RandomMemory(memory_size=100),
         "reply_buffer": RandomMemory(memory_size=100),
-        "collect_reference_motions": example.ReferenceMotions(motions()),
+        "collect_reference_motions": env_attribute(env, "collect_reference_motions"),
     }
     return {**arguments, **changes}
 
@@ -346,13 +340,13 @@ def _amp_arguments(env, **changes):
     "keyword", ["amp_observation_space", "motion_dataset", "reply_buffer", "collect_reference_motions"]
 )
 def test_a_missing_amp_argument_is_named_with_the_fix(keyword):
-    env = example.make_env(num_envs=2)
+    env = small_env()
     with pytest.raises(ValueError, match=f"AMP: no {keyword} given.*pass"):
         AMP(**_amp_arguments(env, **{keyword: None}))
 
 
 def test_amp_observation_space_not_matching_the_discriminator_is_rejected():
-    env = example.make_env(num_envs=2)
+    env = small_env()
     # a discriminator built for 6 inputs, an AMP space of 5: the declared space differs
     with pytest.raises(ValueError, match="amp_observation_space has size 5.*observation_space=amp_observation_space"):
         AMP(**_amp_arguments(env, amp_observation_space=5))
@@ -365,7 +359,7 @@ def test_amp_observation_space_not_matching_the_discriminator_is_rejected():
 
 
 def test_a_discriminator_with_more_than_one_output_is_rejected():
-    env = example.make_env(num_envs=2)
+    env = small_env()
     wide = example.Deterministic(AMP_SPACE, env.action_space, "cpu", (8,))
     wide.net[-1] = nn.Linear(8, 2)
     with pytest.raises(ValueError, match="produces 2 outputs per sample.*one logit"):
@@ -373,7 +367,7 @@ def test_a_discriminator_with_more_than_one_output_is_rejected():
 
 
 def test_non_box_action_space_and_wrong_memory_size_are_rejected():
-    env = example.make_env(num_envs=2)
+    env = small_env()
     with pytest.raises(ValueError, match="action space is Discrete.*Box action space"):
         AMP(**_amp_arguments(env, action_space=gymnasium.spaces.Discrete(3)))
     with pytest.raises(ValueError, match="memory holds 7 steps but cfg\\['rollouts'\\] is 4.*memory_size"):
@@ -383,7 +377,7 @@ def test_non_box_action_space_and_wrong_memory_size_are_rejected():
 
 
 def test_a_missing_role_is_named():
-    env = example.make_env(num_envs=2)
+    env = small_env()
     models = {role: model for role, model in small_agent(env).models.items() if role != "discriminator"}
     with pytest.raises(ValueError, match="needs a model for role\\(s\\) \\['discriminator'\\]"):
         AMP(**_amp_arguments(env, models=models))
@@ -401,9 +395,9 @@ def test_amp_style_reward_rises_on_the_pendulum_example():
     (-1354 -> -624), 0.98 -> 1.38 (-1368 -> -333), 1.10 -> 1.11 (-1337 -> -1314, the one slow seed)."""
     torch.set_num_threads(1)
     set_seed(0)
-    env = example.make_env()
+    env = example.make_env(reference_episodes=10)
     env._env.reset(seed=0)
-    agent = example.make_agent(env, example.record_reference_motions(episodes=10), experiment=NO_FILES, hidden=(32, 32))
+    agent = example.make_agent(env, experiment=NO_FILES, hidden=(32, 32), motion_dataset_size=2000)
     untrained = np.mean(example.pendulum_returns(agent, episodes=5))
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 4000}).train()
     style = np.asarray(agent.tracking_data["Reward / Style reward (mean)"], dtype=float)

@@ -22,6 +22,34 @@ def _unwrap(env: Any) -> Any:
         return env
 
 
+def env_attribute(env: Any, name: str, default: Any = None) -> Any:
+    """``env``'s attribute ``name`` wherever the environment keeps it, else ``default``.
+
+    gymnasium >= 1.0 wrappers no longer forward attributes, and a vector env has none of its sub-envs': this looks
+    at the skrl_like wrapper (which forwards to the env it holds and to ``env.unwrapped``), then through gymnasium's
+    wrappers (``get_wrapper_attr``), then at the first sub-env of a ``SyncVectorEnv`` (attributes that describe
+    the task, as AMP's ``amp_observation_space`` and ``collect_reference_motions``, are the same in every sub-env).
+    An ``AsyncVectorEnv``'s sub-envs live in other processes: their attributes are not reached.
+
+    :param env: a skrl_like-wrapped env, or the env itself.
+    """
+    try:
+        return getattr(env, name)
+    except AttributeError:
+        pass
+    inner = vars(env).get("_env", env) if hasattr(env, "__dict__") else env
+    candidates = [inner]
+    if isinstance(inner, gymnasium.vector.VectorEnv):
+        candidates = list(getattr(_unwrap(inner), "envs", None) or [])[:1]
+    for candidate in candidates:
+        if isinstance(candidate, gymnasium.Env):
+            try:
+                return candidate.get_wrapper_attr(name)
+            except AttributeError:
+                pass
+    return default
+
+
 # what draws an env rather than what it is: left out of (and kept as they are by) a restore
 _RENDERING_MODULES = ("pygame", "pyglet", "mujoco_viewer")
 _RENDERING_ATTRIBUTES = frozenset({"screen", "viewer", "window", "clock", "renderer", "mujoco_renderer", "game_font"})
