@@ -65,7 +65,7 @@ def test_wrong_flags_and_unknown_agents_exit_2_as_subprocesses(tmp_path):
     assert agent.returncode == 2
     assert agent.stderr.strip().splitlines() == [
         "skrl_like train: error: Unknown agent 'PPOO': use one of PPO, A2C, RPO, TRPO, CEM, DDPG, TD3, SAC, DQN, DDQN, "
-        "Q_LEARNING, SARSA, IPPO, MAPPO"
+        "Q_LEARNING, SARSA, IPPO, MAPPO, AMP"
     ]
 
 
@@ -90,6 +90,16 @@ def test_request_errors_are_one_line_and_exit_2(tmp_path, capsys):
     )
     assert "DQN has a tuned configuration for discrete actions only" in one_error_line(
         capsys, "train", "--agent", "DQN", "--env", "Pendulum-v1"
+    )
+    assert (
+        "AMP needs amp_observation_space and collect_reference_motions from its env, which Pendulum-v1 does not have"
+        in one_error_line(capsys, "train", "--agent", "AMP", "--env", "Pendulum-v1")
+    )
+    assert "Cannot import 'no_such_module', the module of the env id 'no_such_module:Env-v0'" in one_error_line(
+        capsys, "train", "--agent", "PPO", "--env", "no_such_module:Env-v0"
+    )
+    assert "Unknown environment 'skrl_like.envs:NoSuchEnv-v0'" in one_error_line(
+        capsys, "train", "--agent", "PPO", "--env", "skrl_like.envs:NoSuchEnv-v0"
     )
     assert "train needs -f FILE, or --agent NAME and --env ID" in one_error_line(capsys, "train", "--agent", "PPO")
     assert "give either -f FILE or --agent, not both" in one_error_line(
@@ -124,6 +134,27 @@ def test_tuned_files_resolve_by_name_and_every_agent_has_one():
         assert "id" in cfg["env"] or "pettingzoo" in cfg["env"]
         key = cli.component_key(cfg["agent"]["class"])
         assert os.path.basename(path) in cli.TUNED_FOR_AGENT[key].values()
+
+
+def test_amp_trains_from_its_tuned_file_on_the_env_it_names_and_evaluates(tmp_path, capsys):
+    """amp_pendulum.yaml names skrl_like.envs:AmpPendulum-v0 in gymnasium's module:id syntax: train -f makes it (a
+    vector env of two here), eval rebuilds it alone from the run's config.yaml; --agent AMP routes to the file only
+    for an env that provides reference motions."""
+    pytest.importorskip("torch")
+    overrides = '{"rollouts": 16, "amp_batch_size": 64, "experiment": {"write_interval": 16}}'
+    argv = ["train", "-f", "tuned/amp_pendulum.yaml", "--timesteps", "32", "--num-envs", "2", "--config", overrides]
+    assert cli.main([*argv, "--experiment-dir", str(tmp_path)]) == 0
+    run_dir = capsys.readouterr().out.strip().splitlines()[-1]
+    config = yaml.safe_load(open(os.path.join(run_dir, "config.yaml")))
+    assert config["env"] == {"id": "skrl_like.envs:AmpPendulum-v0", "num_envs": 2} and config["agent"]["class"] == "AMP"
+    assert os.path.isfile(os.path.join(run_dir, "checkpoints", "agent_32.pt"))
+    assert cli.main(["eval", run_dir, "--episodes", "2", "--seed", "0"]) == 0
+    assert re.fullmatch(
+        r"2 episodes, exploration off \(agent_32.pt\): mean return -\d+\.\d+, std \d+\.\d+",
+        capsys.readouterr().out.strip().splitlines()[-1],
+    )
+    routed = cli.config_for_agent("AMP", "skrl_like.envs:AmpPendulum-v0")
+    assert routed == yaml.safe_load(open(cli.resolve_config_path("amp_pendulum")))
 
 
 def test_resume_continues_bit_identically(tmp_path, capsys):

@@ -11,6 +11,7 @@ import torch
 
 from skrl_like.cli import _build, tuned_files
 from skrl_like.core.runner import AGENTS, RunnerConfigError, ScaledRewards, component_key, read_yaml
+from skrl_like.envs.amp_pendulum import reference_motions
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.resources.noises import OrnsteinUhlenbeckNoise
@@ -175,3 +176,34 @@ def test_build_errors_name_the_entry():
         Runner(env, {**cfg, "agent": {**cfg["agent"], "learning_rat": 0.1}})
     with pytest.raises(RunnerConfigError, match="IPPO is a multi-agent algorithm, but the env is single-agent"):
         Runner(env, {**cfg, "agent": {**cfg["agent"], "class": "IPPO"}})
+
+
+def test_amp_from_its_tuned_file_takes_the_amp_attributes_of_a_vector_envs_sub_env_and_trains():
+    """The command line's env for amp_pendulum.yaml with two sub-envs (a SyncVectorEnv, which forwards none of its
+    sub-envs' attributes): the discriminator and the AMP preprocessor are built on the sub-envs' amp_observation_space,
+    the reference motions come from the first sub-env, and four updates run on the infos' AMP observations."""
+    cfg = read_yaml(next(path for path in tuned_files() if path.endswith("amp_pendulum.yaml")))
+    cfg["env"] = {**cfg["env"], "num_envs": 2, "kwargs": {"reference_episodes": 2}}
+    cfg["motion_dataset"]["memory_size"] = 400
+    cfg["agent"].update(rollouts=16, amp_batch_size=64, experiment={"write_interval": 0, "checkpoint_interval": 0})
+    cfg["trainer"]["timesteps"] = 64
+    runner = _build(cfg, "torch")
+    agent, env = runner.agent, runner.trainer.env
+    first = env.unwrapped.envs[0].unwrapped
+    assert agent.amp_observation_space is first.amp_observation_space
+    assert agent.discriminator.observation_space is first.amp_observation_space
+    assert agent._amp_state_preprocessor.running_mean.shape == (6,)
+    assert agent.collect_reference_motions == first.collect_reference_motions
+    before = [parameter.detach().clone() for parameter in agent.discriminator.parameters()]
+    runner.run("train")
+    motions = torch.as_tensor(reference_motions(episodes=2))
+    dataset = agent.motion_dataset.get_tensor_by_name("states").reshape(-1, 6)
+    assert len(agent.motion_dataset) == 400 and (dataset[:, None] == motions[None]).all(-1).any(-1).all()
+    assert len(agent.reply_buffer) == 4 * 16 * 2  # each update appends its rollout's AMP observations
+    replayed = agent.reply_buffer.get_tensor_by_name("states").reshape(-1, 6)[:128]
+    for half in (replayed[:, :3], replayed[:, 3:]):  # Pendulum observations (cos, sin, speed)
+        torch.testing.assert_close(half[:, 0] ** 2 + half[:, 1] ** 2, torch.ones(128), rtol=0, atol=1e-5)
+    style = agent.tracking_data["Reward / Style reward (mean)"]
+    assert len(style) == 4 and all(np.isfinite(style))
+    assert any(not torch.equal(b, a) for b, a in zip(before, agent.discriminator.parameters()))
+    env.close()
