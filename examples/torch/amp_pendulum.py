@@ -127,20 +127,23 @@ def make_agent(env, experiment=None, hidden=HIDDEN, motion_dataset_size=MOTION_D
 
 
 def pendulum_returns(agent, episodes: int = 10, seed: int = 1000) -> list:
-    """Pendulum's own return of the policy's mean action (the agent never sees this reward)."""
+    """Pendulum's own return of the policy's mean action (the agent never sees this reward). ``act`` also samples
+    actions: torch's RNG is forked, so that measuring leaves training's random stream as it was (the example then
+    trains exactly as ``skrl_like train -f tuned/amp_pendulum.yaml`` does)."""
     env, returns = gym.make("Pendulum-v1"), []
-    for episode in range(episodes):
-        observation, _ = env.reset(seed=seed + episode)
-        total, done = 0.0, False
-        while not done:
-            states = torch.as_tensor(observation, dtype=torch.float32, device=agent.device)[None]
-            with torch.no_grad():
-                _, _, outputs = agent.act(states, timestep=0, timesteps=1)
-            action = outputs["mean_actions"][0].cpu().numpy()
-            observation, reward, terminated, truncated, _ = env.step(action)
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
+    with torch.random.fork_rng(devices=[agent.device] if torch.device(agent.device).type == "cuda" else []):
+        for episode in range(episodes):
+            observation, _ = env.reset(seed=seed + episode)
+            total, done = 0.0, False
+            while not done:
+                states = torch.as_tensor(observation, dtype=torch.float32, device=agent.device)[None]
+                with torch.no_grad():
+                    _, _, outputs = agent.act(states, timestep=0, timesteps=1)
+                action = outputs["mean_actions"][0].cpu().numpy()
+                observation, reward, terminated, truncated, _ = env.step(action)
+                total += float(reward)
+                done = terminated or truncated
+            returns.append(total)
     return returns
 
 

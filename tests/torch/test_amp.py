@@ -9,7 +9,9 @@ import pytest
 import torch
 import torch.nn as nn
 
+from skrl_like import cli
 from skrl_like.core.envs.wrappers import env_attribute
+from skrl_like.core.runner import read_yaml
 from skrl_like.envs.amp_pendulum import reference_motions
 from skrl_like.torch.agents.amp import AMP, AMP_DEFAULT_CONFIG
 from skrl_like.torch.agents.amp.amp import discriminator_loss, style_reward
@@ -309,6 +311,29 @@ def _short_run_losses(seed):
     return [
         float(v) for v in agent.tracking_data["Loss / Discriminator loss"] + agent.tracking_data["Loss / Policy loss"]
     ]
+
+
+def test_the_example_and_its_tuned_file_train_the_same_agent():
+    """examples/torch/amp_pendulum.py and tuned/amp_pendulum.yaml (through the command line's env and the Runner)
+    build the same models from the same seed and train them to the same parameters: the file holds the example's
+    hyperparameters and models, and the Runner finds the env's AMP attributes in a vector env's sub-env."""
+    changes = {"rollouts": 8, "amp_batch_size": 64}
+    cfg = read_yaml(cli.resolve_config_path("amp_pendulum"))
+    cfg["env"] = {**cfg["env"], "num_envs": 2, "kwargs": {"reference_episodes": REFERENCE_EPISODES}}
+    cfg["motion_dataset"]["memory_size"] = len(motions())
+    cfg["agent"].update(changes, experiment=NO_FILES)
+    cfg["trainer"].update(timesteps=16, disable_progressbar=True)
+    runner = cli._build(cfg, "torch")
+    runner.run("train")
+    set_seed(cfg["seed"])
+    env = small_env()
+    agent = example.make_agent(env, experiment=NO_FILES, motion_dataset_size=len(motions()), **changes)
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 16}).train()
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2  # two updates
+    for role in ("policy", "value", "discriminator"):
+        for ours, theirs in zip(runner.agent.models[role].parameters(), agent.models[role].parameters()):
+            torch.testing.assert_close(ours, theirs, rtol=0, atol=0)
+    runner.trainer.env.close()
 
 
 def test_a_fixed_seed_gives_identical_losses():
