@@ -66,11 +66,13 @@ class AmpPendulumEnv(PendulumEnv):
         self._previous_observation: Optional[np.ndarray] = None
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> Tuple[np.ndarray, dict]:
+        """Pendulum-v1's reset; its observation is the first half of the next step's AMP observation."""
         observation, info = super().reset(seed=seed, options=options)
         self._previous_observation = observation
         return observation, info
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, dict]:
+        """Pendulum-v1's step, with the transition ``(s_t, s_{t+1})`` in ``info["amp_obs"]`` (float32, 6 numbers)."""
         observation, reward, terminated, truncated, info = super().step(action)
         info["amp_obs"] = np.concatenate([self._previous_observation, observation]).astype(np.float32)
         self._previous_observation = observation
