@@ -177,7 +177,7 @@ def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") ->
     :param agent_key: the agent to train on it: the env must have the attributes it needs
         (``REQUIRED_ENV_ATTRIBUTES``, looked up as :func:`skrl_like.core.envs.wrappers.env_attribute` does).
     :raises RunnerConfigError: the env is not registered.
-    :raises CommandLineError: the env cannot be made or lacks one of ``required``.
+    :raises CommandLineError: the env cannot be made or lacks an attribute the agent needs.
     """
     import gymnasium
 

@@ -87,3 +87,19 @@ def test_the_amp_attributes_and_observations_come_through_the_wrappers(num_envs)
         np.testing.assert_array_equal(amp, torch.cat([states, next_states], dim=1).numpy())
         states = next_states
     env.close()
+
+
+def test_env_attribute_finds_an_attribute_a_gymnasium_wrapper_holds_under_others():
+    torch_wrappers = pytest.importorskip("skrl_like.torch.envs.wrappers")
+
+    class Holder(gymnasium.Wrapper):
+        motions_per_call = 7
+
+    inner = gymnasium.wrappers.TimeLimit(Holder(gymnasium.make("Pendulum-v1").unwrapped), max_episode_steps=9)
+    env = torch_wrappers.wrap_env(gymnasium.wrappers.ClipAction(inner), verbose=False)
+    assert not hasattr(env, "motions_per_call")  # neither the outer gymnasium wrappers nor env.unwrapped have it
+    assert env_attribute(env, "motions_per_call") == 7
+    vector = torch_wrappers.wrap_env(
+        gymnasium.vector.SyncVectorEnv([lambda: Holder(gymnasium.make("Pendulum-v1"))]), verbose=False
+    )
+    assert env_attribute(vector, "motions_per_call") == 7 and env_attribute(vector, "missing", 0) == 0
