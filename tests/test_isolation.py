@@ -18,7 +18,12 @@ for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
 
 @pytest.mark.parametrize(
     "package, blocked",
-    [("skrl_like.torch", ["jax", "flax", "optax"]), ("skrl_like.jax", ["torch"]), ("skrl_like.core", ["torch", "jax"])],
+    [
+        ("skrl_like.torch", ["jax", "flax", "optax"]),
+        ("skrl_like.jax", ["torch"]),
+        ("skrl_like.core", ["torch", "jax"]),
+        ("skrl_like.envs", ["torch", "jax"]),  # the shipped environments: NumPy and gymnasium only
+    ],
 )
 def test_every_module_imports_without_the_other_backend(package, blocked):
     result = subprocess.run(
