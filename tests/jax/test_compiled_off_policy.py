@@ -7,6 +7,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from jax.flatten_util import ravel_pytree
 
@@ -251,6 +252,71 @@ def test_vmapped_seeds_and_a_swept_discount_equal_runs_made_alone_with_their_rep
     assert not np.allclose(run_zero[0], learner_leaves(both_agent)[0])  # the runs drew their own parameters
 
 
+# a multiplicative schedule (skrl's JAX rule: the rate times schedule(timestep) after every update)
+HALVING = {"learning_rate_scheduler": optax.constant_schedule, "learning_rate_scheduler_kwargs": {"value": 0.5}}
+
+
+@pytest.mark.parametrize(
+    "build, env_fn, key, tag, schedule",
+    [
+        (lambda env, **cfg: make_sac(env, **{**SAC_OPTIONS, **cfg}), pendulum, "actor_learning_rate", "Policy", {}),
+        (lambda env, **cfg: make_dqn(env, **{**DQN_OPTIONS, **cfg}), cartpole, "learning_rate", "", HALVING),
+    ],
+    ids=["SAC", "DQN-scheduled"],
+)
+def test_a_swept_learning_rate_gives_each_run_its_own_rate_as_runs_made_alone(build, env_fn, key, tag, schedule):
+    rates = [3e-3, 3e-2]  # the agent is built with the first
+
+    def train(rate, sweep=None):
+        env = env_fn()
+        agent = build(env, **{key: rate}, **schedule)
+        trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6, "sweep": sweep})
+        return trainer, agent, trainer.train()
+
+    both, both_agent, both_metrics = train(rates[0], sweep={key: rates})  # both runs from the agent's own state
+    assert both.compilations == 1
+    run_zero = learner_leaves(both_agent)
+    # each run reports its own rate (tracked without a schedule too), scheduled from it: DQN's is halved after each
+    # of its 2 gradient steps per update
+    tracked = both_metrics[f"Learning / {tag + ' l' if tag else 'L'}earning rate"]
+    updated = np.isfinite(tracked[0])
+    factor = 0.25 ** np.arange(1, updated.sum() + 1) if schedule else np.ones(updated.sum())
+    np.testing.assert_allclose(tracked[:, updated], np.outer(rates, factor), rtol=1e-6)
+    # run 1 equals an agent built with the second rate trained alone (run 0 is the unswept run)
+    alone, alone_agent, alone_metrics = train(rates[1])
+    both.load_run(1)
+    assert_same_agents(both_agent, alone_agent)
+    loss = "Loss / Critic loss" if "Loss / Critic loss" in both_metrics else "Loss / Q-network loss"
+    np.testing.assert_allclose(both_metrics[loss][1], alone_metrics[loss], rtol=1e-5)
+    # the rate reached the update: from the same start, the two runs learned different parameters
+    assert not np.allclose(run_zero[0], learner_leaves(both_agent)[0])
+
+
+ACTOR_CRITIC_RATES = {"actor_learning_rate": 2e-3, "critic_learning_rate": 3e-3}
+
+
+@pytest.mark.parametrize(
+    "build, env_fn, rates",
+    [
+        (lambda env, **cfg: make_sac(env, **cfg), pendulum, {**ACTOR_CRITIC_RATES, "entropy_learning_rate": 4e-3}),
+        (lambda env, **cfg: make_deterministic(TD3, env, **cfg), pendulum, ACTOR_CRITIC_RATES),
+        (lambda env, **cfg: make_deterministic(DDPG, env, **cfg), pendulum, ACTOR_CRITIC_RATES),
+        (lambda env, **cfg: make_dqn(env, **cfg), cartpole, {"learning_rate": 1e-3}),
+    ],
+    ids=["SAC", "TD3", "DDPG", "DQN"],
+)
+def test_every_learning_rate_can_be_swept_and_each_run_starts_with_its_own_in_its_learner_state(build, env_fn, rates):
+    # the runs' initial states only (nothing compiles): each swept key lands in its own field, the others stay
+    agent = build(env_fn(), **rates)
+    assert agent.learning_rate_keys() == tuple(rates)
+    for key in rates:
+        trainer = CompiledTrainer(env=env_fn(), agents=agent, cfg={**QUIET, "timesteps": 2, "sweep": {key: [5.0, 6.0]}})
+        learner = trainer._initial_runs().learner
+        for other, rate in rates.items():
+            expected = [5.0, 6.0] if other == key else [rate] * 2
+            np.testing.assert_allclose(getattr(learner, agent._learning_rates[other]), expected, rtol=1e-6)
+
+
 def test_the_replay_ring_writes_wraps_and_samples_only_written_rows():
     memory = RandomMemory(memory_size=3, num_envs=2)
     for name in sac_module.Batch._fields:
@@ -275,12 +341,20 @@ def test_clear_errors():
     env = pendulum()
     with pytest.raises(ValueError, match="without replacement: the compiled replay draws rows with replacement"):
         CompiledTrainer(env=env, agents=make_sac(env, replacement=False), cfg=QUIET)
+    with pytest.raises(ValueError, match=r"'grad_norm_clip' \(0\) is not a number the update reads as a value"):
+        CompiledTrainer(env=env, agents=make_sac(env), cfg={**QUIET, "sweep": {"grad_norm_clip": [0.5, 1.0]}})
     with pytest.raises(
-        ValueError, match=r"'actor_learning_rate' \(0.001\) is not a number the update reads as a value"
+        ValueError,
+        match="sweep e.g. actor_learning_rate, critic_learning_rate, entropy_learning_rate, discount_factor or polyak",
     ):
-        CompiledTrainer(env=env, agents=make_sac(env), cfg={**QUIET, "sweep": {"actor_learning_rate": [1e-3]}})
-    with pytest.raises(ValueError, match="sweep e.g. discount_factor or polyak"):
         CompiledTrainer(env=env, agents=make_sac(env), cfg={**QUIET, "sweep": {"batch_size": [4, 8]}})
+    with pytest.raises(
+        ValueError,
+        match="SAC does not use 'entropy_learning_rate' with this cfg .* its learning rates: actor_learning_rate, "
+        "critic_learning_rate$",
+    ):
+        agent = make_sac(env, learn_entropy=False)
+        CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "sweep": {"entropy_learning_rate": [1e-3, 1e-2]}})
     memory = RandomMemory(memory_size=4, num_envs=3)
     with pytest.raises(ValueError, match="was created with num_envs=3, but the agent steps 2"):
         agent = make_sac(env)

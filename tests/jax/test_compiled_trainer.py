@@ -17,6 +17,7 @@ gymnax = pytest.importorskip("gymnax")
 from skrl_like.jax.agents.a2c import A2C, A2C_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.rpo import RPO, RPO_DEFAULT_CONFIG  # noqa: E402
+from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model  # noqa: E402
@@ -97,6 +98,7 @@ def make_agent(env, algorithm="PPO", seed=0, memory_size=ROLLOUTS, memory_envs=N
         "PPO": (PPO, PPO_DEFAULT_CONFIG, Policy),
         "A2C": (A2C, A2C_DEFAULT_CONFIG, Policy),
         "RPO": (RPO, RPO_DEFAULT_CONFIG, GaussianPolicy),
+        "TRPO": (TRPO, TRPO_DEFAULT_CONFIG, GaussianPolicy),
     }[algorithm]
     models = {
         "policy": policy_class(env.observation_space, env.action_space),
@@ -209,6 +211,22 @@ def test_vmapped_seeds_and_a_swept_rate_equal_runs_made_alone_and_any_run_loads_
     assert len(returns) == 2 and all(1 <= r <= 6 for r in returns)  # episodes of at most max_steps=6
     with pytest.raises(IndexError, match="made runs 0..1"):
         both.load_run(2)
+
+
+def test_each_run_of_a_swept_trpo_value_rate_steps_with_its_own_and_tracks_it_without_a_schedule():
+    # TRPO's rate has its own key (value_learning_rate) and tag; the learner state carries it as learning_rate
+    rates = [3e-3, 3e-2]
+    env = gymnax_env("Pendulum-v1")
+    agent = make_agent(env, "TRPO", value_learning_rate=rates[0])
+    cfg = {**QUIET, "timesteps": 2 * ROLLOUTS, "sweep": {"value_learning_rate": rates}}
+    trainer = CompiledTrainer(env=env, agents=agent, cfg=cfg)
+    metrics = trainer.train()
+    assert trainer.compilations == 1
+    np.testing.assert_allclose(metrics["Learning / Value learning rate"], [[rates[0]] * 2, [rates[1]] * 2], rtol=1e-6)
+    np.testing.assert_allclose(trainer.runs.learner.learning_rate, rates, rtol=1e-6)
+    # from the same start, the runs' value models learned differently: the rate reached the update
+    value = jax.tree_util.tree_leaves(trainer.runs.learner.value)[0]
+    assert not np.allclose(value[0], value[1])
 
 
 def test_clear_errors():

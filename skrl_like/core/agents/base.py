@@ -775,8 +775,9 @@ class AgentCore:
     # -- learning rates at run time ------------------------------------------------------------------------------
 
     #: the algorithm's learning rates by config key: what each backend needs to find one (torch: the optimizer's and
-    #: the scheduler's attribute names; JAX: the attribute its update reads the rate from). A key whose attribute is
-    #: absent (SAC without ``learn_entropy``) is not a rate of that agent.
+    #: the scheduler's attribute names; JAX: the learner-state field its update reads the rate from, held between
+    #: updates in the attribute ``_<field>``). A key whose attribute is absent (SAC without ``learn_entropy``) is not a
+    #: rate of that agent.
     _learning_rates: Mapping[str, Any] = {}
 
     def learning_rate_keys(self) -> Tuple[str, ...]:

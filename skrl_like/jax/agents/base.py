@@ -133,16 +133,17 @@ class Agent(AgentCore):
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
 
-    # the attribute each learning rate's update reads it from (gathered into the learner state before an update,
-    # passed to the optimizers as a traced argument; agents with other rates declare them)
-    _learning_rates = {"learning_rate": "_learning_rate"}
+    # the learner-state field each learning rate's update reads it from, a traced argument of the optimizers (held
+    # between updates in the attribute "_<field>" and gathered into the learner state before one; a CompiledTrainer
+    # sweep over the key puts one rate per run into that field); agents with other rates declare them
+    _learning_rates = {"learning_rate": "learning_rate"}
 
     def _has_learning_rate(self, key: str) -> bool:
-        return key in self._learning_rates and hasattr(self, self._learning_rates[key])
+        return key in self._learning_rates and hasattr(self, f"_{self._learning_rates[key]}")
 
     def _apply_learning_rate(self, key: str, value: float) -> None:
         # the next gather puts it into the learner state: a new value of a traced argument, nothing recompiles
-        setattr(self, self._learning_rates[key], jnp.asarray(value, jnp.float32))
+        setattr(self, f"_{self._learning_rates[key]}", jnp.asarray(value, jnp.float32))
 
     def _register_optimizer(self, name: str) -> None:
         """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""

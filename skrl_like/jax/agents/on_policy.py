@@ -8,7 +8,7 @@ An algorithm subclasses :class:`OnPolicyAgent` and writes only its own loss and 
 :class:`UpdateReport`.
 """
 
-from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -376,13 +376,20 @@ class OnPolicyAgent(Agent):
 
     def _track_update(self, report: UpdateReport) -> None:
         """Tracked as device scalars: converted only when written."""
-        self.track_data("Loss / Policy loss", report.losses.policy)
-        self.track_data("Loss / Value loss", report.losses.value)
+        for tag, value in self._tracked(report).items():
+            self.track_data(tag, value)
+
+    def _tracked(self, report: UpdateReport, learning_rates: bool = False) -> Dict[str, Any]:
+        """What an update tracks, under its TensorBoard tags (any leading axes): tracked by ``_update`` here, and
+        written per update by ``CompiledTrainer``. The learning rate is tracked with a schedule, or with
+        ``learning_rates`` (a compiled run that sweeps it: each run's own rate)."""
+        tracked = {"Loss / Policy loss": report.losses.policy, "Loss / Value loss": report.losses.value}
         if self.cfg.get("entropy_loss_scale"):
-            self.track_data("Loss / Entropy loss", report.losses.entropy)
-        self.track_data("Policy / Standard deviation", report.stddev)
-        if self._schedule is not None:
-            self.track_data("Learning / Learning rate", report.learning_rate)
+            tracked["Loss / Entropy loss"] = report.losses.entropy
+        tracked["Policy / Standard deviation"] = report.stddev
+        if self._schedule is not None or learning_rates:
+            tracked["Learning / Learning rate"] = report.learning_rate
+        return tracked
 
     def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """One host transfer: raise naming the first non-finite quantity (rollout, then each step in order)."""

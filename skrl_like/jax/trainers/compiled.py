@@ -152,7 +152,7 @@ class _OnPolicyRun:
 
     #: numbers read when the agent is built or that shape the compiled function: they cannot differ between runs
     fixed_keys = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
-    sweep_examples = "learning_rate, discount_factor, lambda, ratio_clip, value_clip or value_loss_scale"
+    sweep_examples = "discount_factor, lambda, ratio_clip, value_clip or value_loss_scale"  # besides the rates
 
     def __init__(self, trainer: "CompiledTrainer") -> None:
         self.trainer, self.agent = trainer, trainer.agent
@@ -203,18 +203,9 @@ class _OnPolicyRun:
         step_finite = report.step_finite.reshape(*report.step_finite.shape[:-3], -1)
         return np.logical_and(report.rollout_finite.all(axis=-1), step_finite.all(-1))
 
-    def scalars(self, metrics: UpdateMetrics, swept_rate: bool) -> Dict[str, Any]:
-        report = metrics.report
-        scalars = {
-            "Loss / Policy loss": report.losses.policy,
-            "Loss / Value loss": report.losses.value,
-            "Policy / Standard deviation": report.stddev,
-        }
-        if self.agent.cfg.get("entropy_loss_scale"):
-            scalars["Loss / Entropy loss"] = report.losses.entropy
-        if self.agent._schedule is not None or swept_rate:
-            scalars["Learning / Learning rate"] = report.learning_rate
-        return scalars
+    def scalars(self, metrics: UpdateMetrics, learning_rates: bool) -> Dict[str, Any]:
+        """The agent's tracked values, one per update (the rates also without a schedule when ``learning_rates``)."""
+        return self.agent._tracked(metrics.report, learning_rates)
 
     def write_group(self) -> int:
         return 1  # one TensorBoard point per update
@@ -225,7 +216,7 @@ class _OffPolicyRun:
     written to the replay in the run's state, then, when the agent's schedule says so (from ``learning_starts`` on,
     every ``update_interval`` steps), the agent's update on batches sampled from it."""
 
-    sweep_examples = "discount_factor or polyak"
+    sweep_examples = "discount_factor or polyak"  # besides the rates
 
     def __init__(self, trainer: "CompiledTrainer") -> None:
         self.trainer, self.agent = trainer, trainer.agent
@@ -288,12 +279,12 @@ class _OffPolicyRun:
     def flags_ok(self, report: Any) -> np.ndarray:
         return report.finite.reshape(*report.finite.shape[:-2], -1).all(-1)
 
-    def scalars(self, metrics: UpdateMetrics, swept_rate: bool) -> Dict[str, Any]:
-        """The agent's tracked values (reduced over each update's gradient steps when it tracks one per step); NaN
-        where no update was due."""
+    def scalars(self, metrics: UpdateMetrics, learning_rates: bool) -> Dict[str, Any]:
+        """The agent's tracked values (reduced over each update's gradient steps when it tracks one per step; the
+        rates also without a schedule when ``learning_rates``); NaN where no update was due."""
         updated = np.asarray(metrics.updated)
         scalars = {}
-        for tag, values in self.agent._tracked(metrics.report).items():
+        for tag, values in self.agent._tracked(metrics.report, learning_rates).items():
             values = np.asarray(values, np.float64)
             if values.ndim > updated.ndim:  # one value per gradient step
                 values = _reduce(tag, values, -1)
@@ -371,6 +362,8 @@ class CompiledTrainer(Trainer):
             )
         self.updates_per_chunk = chunk
         self._sweep_name, self._sweep_values = self._check_sweep(agent)
+        # a swept learning rate goes into the learner state's field for it, one value per run (_initial_runs)
+        self._swept_rate = agent._learning_rates.get(self._sweep_name) if self._sweep_name is not None else None
         seeds = self.cfg["seeds"]
         if seeds is not None and self._sweep_values is not None and len(seeds) != len(self._sweep_values):
             raise ValueError(
@@ -405,18 +398,27 @@ class CompiledTrainer(Trainer):
         where = f"CompiledTrainer cfg['sweep'] key '{name}'"
         if name not in agent.cfg:
             raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg.{did_you_mean(name, agent.cfg)}")
-        if name in self._family.fixed_keys or not _is_number(agent.cfg[name]):
+        rates = agent.learning_rate_keys()
+        if name in agent._learning_rates and name not in rates:
+            raise ValueError(
+                f"{where}: {type(agent).__name__} does not use {name!r} with this cfg (e.g. SAC's "
+                f"entropy_learning_rate without learn_entropy), so the runs would not differ; its learning rates: "
+                f"{', '.join(rates) or 'none'}"
+            )
+        if name not in rates and (name in self._family.fixed_keys or not _is_number(agent.cfg[name])):
             raise ValueError(
                 f"{where}: {name!r} ({agent.cfg[name]!r}) is not a number the update reads as a value (it shapes the "
-                f"compiled function or is read when the agent is built); sweep e.g. {self._family.sweep_examples}"
+                f"compiled function or is read when the agent is built); sweep e.g. "
+                f"{', '.join((*rates, self._family.sweep_examples))}"
             )
         return name, [float(value) for value in values]
 
     @contextlib.contextmanager
     def _swept(self, value: jax.Array) -> Iterator[None]:
-        """While tracing: the agent reads the swept config value as ``value`` (traced, one per run)."""
+        """While tracing: the agent reads the swept config value as ``value`` (traced, one per run). A swept learning
+        rate is not read from the cfg: each run's learner state carries its own (:meth:`_initial_runs`)."""
         agent, name = self.agent, self._sweep_name
-        if name is None:
+        if name is None or self._swept_rate is not None:
             yield
             return
         cfg = agent.cfg
@@ -500,8 +502,8 @@ class CompiledTrainer(Trainer):
             runs = self._run_state(learner, env_state, states, agent._key, replay)
             if self._vmapped:  # a sweep from the agent's own state: the same start for every run
                 runs = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_runs, *jnp.shape(x))), runs)
-        if self._sweep_name == "learning_rate":
-            runs = runs._replace(learner=runs.learner._replace(learning_rate=self._swept_array()))
+        if self._swept_rate is not None:  # each run's own rate, from which its schedule (if any) goes on
+            runs = runs._replace(learner=runs.learner._replace(**{self._swept_rate: self._swept_array()}))
         # strongly typed leaves, as the chunk returns them (a weakly typed one would compile a second time)
         return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.asarray(x).dtype), runs)
 
@@ -621,7 +623,7 @@ class CompiledTrainer(Trainer):
             "Episode / Total timesteps (mean)": metrics.episode_length,
             "Reward / Instantaneous reward (mean)": metrics.reward,
             "Episode / Episodes": metrics.episodes,
-            **self._family.scalars(metrics, self._sweep_name == "learning_rate"),
+            **self._family.scalars(metrics, self._swept_rate is not None),
         }
 
     def _write(self, writers: List[Any], metrics: UpdateMetrics, first_update: int) -> None:

@@ -110,7 +110,7 @@ class DDPG(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
-    _learning_rates = {"actor_learning_rate": "_policy_learning_rate", "critic_learning_rate": "_critic_learning_rate"}
+    _learning_rates = {"actor_learning_rate": "policy_learning_rate", "critic_learning_rate": "critic_learning_rate"}
 
     def __init__(
         self,
@@ -352,14 +352,15 @@ class DDPG(Agent):
             for step in range(cfg["gradient_steps"]):
                 self.track_data(tag, values[step])
 
-    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+    def _tracked(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
-        ``_update`` here, and written per step by ``CompiledTrainer``."""
+        ``_update`` here, and written per step by ``CompiledTrainer``. The learning rates are tracked with a schedule,
+        or with ``learning_rates`` (a compiled run that sweeps one: each run's own rates)."""
         tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
         for index, reduction in enumerate(("max", "min", "mean")):
             tracked[f"Q-network / Q1 ({reduction})"] = records.q_values[..., index]
             tracked[f"Target / Target ({reduction})"] = records.targets[..., index]
-        if self._schedule is not None:
+        if self._schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.learning_rates[..., 0]
             tracked["Learning / Critic learning rate"] = records.learning_rates[..., 1]
         return tracked
@@ -372,8 +373,6 @@ class DDPG(Agent):
     _batch_type = Batch  # the replay's fields, in the order of sample_batches
     # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
     _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
-        "actor_learning_rate",
-        "critic_learning_rate",
         "grad_norm_clip",
     )
 

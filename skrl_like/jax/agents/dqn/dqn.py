@@ -342,16 +342,17 @@ class DQN(Agent):
         for tag, value in self._tracked(report).items():
             self.track_data(tag, value)
 
-    def _tracked(self, report: UpdateReport) -> dict:
+    def _tracked(self, report: UpdateReport, learning_rates: bool = False) -> dict:
         """What an update tracks, under its TensorBoard tags, one value per update: tracked by ``_update`` here, and
-        written per step by ``CompiledTrainer``."""
+        written per step by ``CompiledTrainer``. The learning rate is tracked with a schedule, or with
+        ``learning_rates`` (a compiled run that sweeps it: each run's own rate)."""
         tracked = {
             "Loss / Q-network loss": report.loss,
             "Target / Target (max)": report.target_max,
             "Target / Target (min)": report.target_min,
             "Target / Target (mean)": report.target_mean,
         }
-        if self._schedule is not None:
+        if self._schedule is not None or learning_rates:
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked
 
@@ -364,7 +365,6 @@ class DQN(Agent):
     _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
         "update_interval",
         "target_update_interval",
-        "learning_rate",
     )
 
     def _compiled_obstacles(self) -> list:

@@ -144,9 +144,9 @@ class SAC(Agent):
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
     _learning_rates = {
-        "actor_learning_rate": "_actor_learning_rate",
-        "critic_learning_rate": "_critic_learning_rate",
-        "entropy_learning_rate": "_entropy_learning_rate",  # with learn_entropy
+        "actor_learning_rate": "actor_learning_rate",
+        "critic_learning_rate": "critic_learning_rate",
+        "entropy_learning_rate": "entropy_learning_rate",  # with learn_entropy
     }
 
     def __init__(
@@ -410,9 +410,6 @@ class SAC(Agent):
     _batch_type = Batch  # the replay's fields, in the order of sample_batches
     # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
     _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
-        "actor_learning_rate",
-        "critic_learning_rate",
-        "entropy_learning_rate",
         "initial_entropy_value",
         "target_entropy",
         "grad_norm_clip",
@@ -496,6 +493,8 @@ class SAC(Agent):
         self._state_functional.state = learner.state_preprocessor
         self._actor_learning_rate = learner.actor_learning_rate
         self._critic_learning_rate = learner.critic_learning_rate
+        if self.cfg["learn_entropy"]:  # a compiled run may have swept it (without learn_entropy it is no rate)
+            self._entropy_learning_rate = learner.entropy_learning_rate
         self._key = learner.key
 
     def _update(self, timestep: int, timesteps: int) -> None:
@@ -517,9 +516,10 @@ class SAC(Agent):
                 for step in range(cfg["gradient_steps"]):
                     self.track_data(tag, values[step])
 
-    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+    def _tracked(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
-        ``_update`` here, and written per step by ``CompiledTrainer``."""
+        ``_update`` here, and written per step by ``CompiledTrainer``. The learning rates are tracked with a schedule,
+        or with ``learning_rates`` (a compiled run that sweeps one: each run's own rates)."""
         tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
         for tag, values in (("Q-network / Q1", records.q1), ("Q-network / Q2", records.q2)):
             for index, reduction in enumerate(("max", "min", "mean")):
@@ -529,7 +529,7 @@ class SAC(Agent):
         if self.cfg["learn_entropy"]:
             tracked["Loss / Entropy loss"] = records.entropy_loss
             tracked["Coefficient / Entropy coefficient"] = records.entropy_coefficient
-        if self._schedule is not None:
+        if self._schedule is not None or learning_rates:
             # the rates after the update's last step, at every step
             steps = records.critic_loss.shape
             tracked["Learning / Policy learning rate"] = np.broadcast_to(records.actor_learning_rate[..., -1:], steps)

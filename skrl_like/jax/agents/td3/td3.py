@@ -144,7 +144,7 @@ class TD3(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
-    _learning_rates = {"actor_learning_rate": "_policy_learning_rate", "critic_learning_rate": "_critic_learning_rate"}
+    _learning_rates = {"actor_learning_rate": "policy_learning_rate", "critic_learning_rate": "critic_learning_rate"}
 
     def __init__(
         self,
@@ -461,10 +461,11 @@ class TD3(Agent):
                 if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
                     self.track_data(tag, values[step])
 
-    def _tracked(self, records: StepRecord) -> Dict[str, Any]:
+    def _tracked(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
         ``_update`` here, and written per step by ``CompiledTrainer`` (the policy loss NaN on the steps without a
-        policy step, so that its reduction leaves them out)."""
+        policy step, so that its reduction leaves them out). The learning rates are tracked with a schedule, or with
+        ``learning_rates`` (a compiled run that sweeps one: each run's own rates)."""
         tracked = {
             "Loss / Policy loss": np.where(records.delayed, records.policy_loss, np.nan),
             "Loss / Critic loss": records.critic_loss,
@@ -476,7 +477,7 @@ class TD3(Agent):
         ):
             for index, reduction in enumerate(("max", "min", "mean")):
                 tracked[f"{tag} ({reduction})"] = values[..., index]
-        if self._schedule is not None:
+        if self._schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
         return tracked
@@ -489,8 +490,6 @@ class TD3(Agent):
     _batch_type = Transitions  # the replay's fields, in the order of sample_batches
     # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
     _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
-        "actor_learning_rate",
-        "critic_learning_rate",
         "grad_norm_clip",
         "policy_delay",
     )

@@ -9,7 +9,7 @@ the KL constraint in a ``while_loop``), then fits the value function over ``lear
 contiguous mini-batches with its Adam. Shapes are static, so nothing recompiles after the first update.
 """
 
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
 import jax
@@ -142,7 +142,7 @@ class TRPO(OnPolicyAgent):
     """
 
     _loss_terms = ("value",)
-    _learning_rates = {"value_learning_rate": "_learning_rate"}  # the policy takes no rate
+    _learning_rates = {"value_learning_rate": "learning_rate"}  # the policy takes no rate
 
     def __init__(
         self,
@@ -269,12 +269,15 @@ class TRPO(OnPolicyAgent):
 
     # -- the host side ------------------------------------------------------------------------------------------
 
-    def _track_update(self, report: TRPOReport) -> None:
-        self.track_data("Loss / Policy loss", report.losses.policy)
-        self.track_data("Loss / Value loss", report.losses.value)
-        self.track_data("Policy / Standard deviation", report.stddev)
-        if self._schedule is not None:
-            self.track_data("Learning / Value learning rate", report.learning_rate)
+    def _tracked(self, report: TRPOReport, learning_rates: bool = False) -> Dict[str, Any]:
+        tracked = {
+            "Loss / Policy loss": report.losses.policy,
+            "Loss / Value loss": report.losses.value,
+            "Policy / Standard deviation": report.stddev,
+        }
+        if self._schedule is not None or learning_rates:
+            tracked["Learning / Value learning rate"] = report.learning_rate
+        return tracked
 
     def _check_update(self, timestep: int, learner: LearnerState, report: TRPOReport) -> None:
         """One host transfer: raise naming the first non-finite quantity (rollout, policy step, value steps)."""
