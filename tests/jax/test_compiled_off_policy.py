@@ -261,8 +261,9 @@ HALVING = {"learning_rate_scheduler": optax.constant_schedule, "learning_rate_sc
     [
         (lambda env, **cfg: make_sac(env, **{**SAC_OPTIONS, **cfg}), pendulum, "actor_learning_rate", "Policy", {}),
         (lambda env, **cfg: make_dqn(env, **{**DQN_OPTIONS, **cfg}), cartpole, "learning_rate", "", HALVING),
+        (lambda env, **cfg: make_td3(env, **cfg), pendulum, "critic_learning_rate", "Critic", {}),
     ],
-    ids=["SAC", "DQN-scheduled"],
+    ids=["SAC", "DQN-scheduled", "TD3"],
 )
 def test_a_swept_learning_rate_gives_each_run_its_own_rate_as_runs_made_alone(build, env_fn, key, tag, schedule):
     rates = [3e-3, 3e-2]  # the agent is built with the first
@@ -491,6 +492,24 @@ def test_compiled_ddpg_and_td3_give_the_sequential_trainers_parameters_replay_an
     np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-5)
     if agent_class is TD3:
         assert int(compiled._critic_update_counter) == 8  # 4 updates of 2 critic steps: policy steps at 3 and 6
+
+
+def make_td3(env, **cfg):
+    return make_deterministic(TD3, env, **{**DETERMINISTIC_OPTIONS, **TD3_OPTIONS, "policy_delay": 3, **cfg})
+
+
+def test_vmapped_td3_runs_share_their_critic_step_count_so_the_policy_delay_stays_a_branch(monkeypatch):
+    # under vmap a lax.cond on a batched predicate becomes a select computing both branches (the policy step at every
+    # critic step); the count, equal in every run, goes in unbatched: the update's and the policy delay's conds stay
+    def conds():
+        env = pendulum()
+        trainer = CompiledTrainer(env=env, agents=make_td3(env), cfg={**QUIET, "timesteps": 4, "seeds": [0, 1]})
+        runs, swept = trainer._initial_runs(), trainer._swept_array()
+        return str(jax.make_jaxpr(trainer._vmapped_chunk)(runs, jnp.int32(0), swept)).count(" cond[")
+
+    assert conds() == 2
+    monkeypatch.setattr(TD3, "_compiled_shared_fields", ())
+    assert conds() == 1  # the policy delay's cond became a select
 
 
 def test_a_chunked_td3_run_compiles_once_and_explores_with_fresh_gaussian_noise():

@@ -18,7 +18,8 @@ besides :data:`REPLAY_FIXED_KEYS`),
 ``_compiled_obstacles()``, ``_compiled_act(learner, key, states, timestep, timesteps) -> (learner, key, actions)``
 (what ``act`` runs, warm-up excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches,
 timestep, key)`` (what ``_update`` runs; ``key`` for what it draws besides the rows: TD3's smoothing noise),
-``_fresh_learner(learner, key)`` and ``_tracked(report, learning_rates)`` (what ``_update`` tracks). The learning
+``_fresh_learner(learner, key)``, ``_tracked(report, learning_rates)`` (what ``_update`` tracks) and, optionally,
+``_compiled_shared_fields`` (learner fields equal in every vmapped run, passed once: TD3's critic-step count). The learning
 rates (``_learning_rates``) are not fixed: the learner state carries them, so a compiled run can sweep them.
 
 DDPG and TD3 draw their noise from ``Noise`` objects on the host in the ordinary trainers; a compiled run draws it from

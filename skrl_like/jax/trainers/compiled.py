@@ -512,8 +512,29 @@ class CompiledTrainer(Trainer):
             return jnp.zeros(self.num_runs if self._vmapped else (), jnp.float32)
         return jnp.asarray(self._sweep_values, jnp.float32)
 
+    def _vmapped_chunk(self, runs: RunState, first_update: jax.Array, swept: jax.Array) -> tuple:
+        """Every run's chunk, vmapped. The learner fields the agent keeps equal in every run
+        (``_compiled_shared_fields``: TD3's count of critic steps, from the same start in every run) go in once,
+        unbatched, so a ``lax.cond`` on them stays a branch: under ``vmap`` a batched predicate turns it into a select
+        that computes both branches (TD3's policy step at every critic step instead of every ``policy_delay``-th)."""
+        shared = tuple(getattr(self.agent, "_compiled_shared_fields", ()))
+        if not shared:
+            return jax.vmap(self._chunk, in_axes=(0, None, 0))(runs, first_update, swept)
+        absent = {name: () for name in shared}  # no leaves: the shared values travel beside the batched state
+
+        def chunk(run: RunState, swept: jax.Array, common: dict) -> tuple:
+            run, metrics = self._chunk(run._replace(learner=run.learner._replace(**common)), first_update, swept)
+            common = {name: getattr(run.learner, name) for name in shared}
+            return run._replace(learner=run.learner._replace(**absent)), metrics, common
+
+        common = {name: getattr(runs.learner, name)[0] for name in shared}
+        runs = runs._replace(learner=runs.learner._replace(**absent))
+        runs, metrics, common = jax.vmap(chunk, in_axes=(0, 0, None), out_axes=(0, 0, None))(runs, swept, common)
+        common = {name: jnp.broadcast_to(value, (self.num_runs, *value.shape)) for name, value in common.items()}
+        return runs._replace(learner=runs.learner._replace(**common)), metrics
+
     def _compile(self, runs: RunState, first_update: jax.Array, swept: jax.Array) -> Any:
-        chunk = jax.vmap(self._chunk, in_axes=(0, None, 0)) if self._vmapped else self._chunk
+        chunk = self._vmapped_chunk if self._vmapped else self._chunk
         start, start_cpu = time.perf_counter(), time.process_time()
         compiled = jax.jit(chunk).lower(runs, first_update, swept).compile()
         self.compilations += 1

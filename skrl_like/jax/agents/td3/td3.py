@@ -493,6 +493,9 @@ class TD3(Agent):
         "grad_norm_clip",
         "policy_delay",
     )
+    # equal in every run of a vmapped compiled run (each starts from the agent's count, or 0 when seeded, and makes
+    # the same steps): passed once, so the policy delay's lax.cond stays a branch instead of a select
+    _compiled_shared_fields = ("critic_updates",)
 
     def _compiled_obstacles(self) -> List[str]:
         """The configured options that cannot run inside one compiled function, each with its fix."""
