@@ -155,7 +155,7 @@ def _from_words(words: np.ndarray, dtype: Any) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype.itemsize == 4:
         return words.view(dtype)
-    if np.issubdtype(dtype, np.floating):
+    if jnp.issubdtype(dtype, jnp.floating):  # NumPy does not count bfloat16 as floating
         return words.view(np.float32).astype(dtype)
     return words.view(np.int32).astype(dtype)
 
