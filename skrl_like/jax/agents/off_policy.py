@@ -122,24 +122,28 @@ class PackedReport:
 
     def __init__(self, function: Callable) -> None:
         self._function = function
-        self._layout: Optional[Tuple[Any, list]] = None  # (treedef, [(shape, dtype)]): recorded when traced
+        self._layout: Optional[Tuple[Any, tuple]] = None  # (treedef, ((shape, dtype), ...)): recorded when traced
+        self._plan: Optional[Tuple[Any, Any, list]] = None  # (layout, treedef, [(start, stop, shape, dtype)])
 
     def __call__(self, *args: Any) -> Tuple[Any, jax.Array]:
         learner, report = self._function(*args)
         leaves, treedef = jax.tree_util.tree_flatten(report)
-        self._layout = (treedef, [(leaf.shape, leaf.dtype) for leaf in leaves])
+        self._layout = (treedef, tuple((leaf.shape, np.dtype(leaf.dtype)) for leaf in leaves))
         words = [_to_words(jnp.ravel(leaf)) for leaf in leaves]
         return learner, jnp.concatenate(words) if words else jnp.zeros((0,), jnp.uint32)
 
     def unpack(self, packed: Any) -> Any:
         """The report of ``packed`` (the second result of a call), as NumPy arrays: the one host transfer."""
         words = np.asarray(packed)
-        treedef, layout = self._layout
-        leaves, start = [], 0
-        for shape, dtype in layout:
-            size = int(np.prod(shape, dtype=np.int64))
-            leaves.append(_from_words(words[start : start + size], dtype).reshape(shape))
-            start += size
+        if self._plan is None or self._plan[0] is not self._layout:  # the slices, worked out once per tracing
+            treedef, layout = self._layout
+            bounds = np.cumsum([0] + [int(np.prod(shape, dtype=np.int64)) for shape, _ in layout])
+            slices = [
+                (int(start), int(stop), shape, dtype) for start, stop, (shape, dtype) in zip(bounds, bounds[1:], layout)
+            ]
+            self._plan = (self._layout, treedef, slices)
+        _, treedef, slices = self._plan
+        leaves = [_from_words(words[start:stop], dtype).reshape(shape) for start, stop, shape, dtype in slices]
         return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
@@ -151,8 +155,7 @@ def _to_words(values: jax.Array) -> jax.Array:
     return jax.lax.bitcast_convert_type(values.astype(jnp.int32), jnp.uint32)  # bool, int8, int16, uint8, ...
 
 
-def _from_words(words: np.ndarray, dtype: Any) -> np.ndarray:
-    dtype = np.dtype(dtype)
+def _from_words(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.itemsize == 4:
         return words.view(dtype)
     if jnp.issubdtype(dtype, jnp.floating):  # NumPy does not count bfloat16 as floating
