@@ -5,7 +5,10 @@ in :mod:`skrl_like.jax.agents.mechanics`.
 
 A compiled update takes the batches of all its gradient steps at once: :func:`sample_batches` draws
 ``gradient_steps`` independent batches on the host (the memory is NumPy) and stacks them on a leading axis, so
-the update can ``lax.scan`` over them with static shapes and one transfer.
+the update can ``lax.scan`` over them with static shapes and one transfer. What the host reads back after an update
+(finite flags, tracked numbers) comes as one array too (:class:`PackedReport`), and the learner state's scalars that
+the last update returned pass to the next as they are (:func:`device_scalar`): the ordinary trainers' per-update host
+work is then one dispatch, one read and the Python bookkeeping.
 
 Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) the replay memory is a
 :class:`Replay`: the memory's arrays, write position and ``full`` flag as explicit state, written by
