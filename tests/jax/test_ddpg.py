@@ -188,7 +188,8 @@ def test_gradient_steps_run_in_one_scan_over_their_batches():
     batch = stacked(steps)
     rows = np.random.default_rng(2).permutation(8)
     batches = Batch(*(np.stack([batch[name][rows].astype(np.float32)] * 3) for name in Batch._fields))
-    learner, records = agent._update_fn(agent._gather_learner_state(), batches, np.int32(0))
+    learner, packed = agent._update_fn(agent._gather_learner_state(), batches, np.int32(0))
+    records = agent._packed_learn.unpack(packed)
     agent._commit_learner_state(learner)
     for _ in range(3):
         reference.step(**batch)

@@ -37,11 +37,13 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    PackedReport,
     compiled_acts_randomly,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
     create_replay_tensors,
+    device_scalar,
     exploration_act,
     init_target,
     sample_batches,
@@ -170,7 +172,9 @@ class DDPG(Agent):
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._deterministic_actions)
         self._key = None  # act draws from the Noise objects; a CompiledTrainer gives its run an acting stream here
-        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
+        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
+        self._packed_learn = PackedReport(self._learn)
+        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -196,6 +200,7 @@ class DDPG(Agent):
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,
+            host=not self._jax,
         )
         if not self._jax:
             actions, mean_actions = np.asarray(actions), np.asarray(mean_actions)
@@ -326,8 +331,8 @@ class DDPG(Agent):
             policy_optimizer=self.policy_optimizer,
             critic_optimizer=self.critic_optimizer,
             state_preprocessor=self._state_functional.state,
-            policy_learning_rate=jnp.asarray(self._policy_learning_rate, jnp.float32),
-            critic_learning_rate=jnp.asarray(self._critic_learning_rate, jnp.float32),
+            policy_learning_rate=device_scalar(self._policy_learning_rate, jnp.float32),
+            critic_learning_rate=device_scalar(self._critic_learning_rate, jnp.float32),
         )
 
     def _commit_learner_state(self, learner: LearnerState) -> None:
@@ -343,8 +348,8 @@ class DDPG(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         batches = Batch(*sample_batches(self.memory, neutral.BATCH_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
-        learner, records = self._update_fn(self._gather_learner_state(), batches, np.int32(timestep))
-        records = jax.device_get(records)  # one transfer: the flags to check and the numbers to track
+        learner, packed = self._update_fn(self._gather_learner_state(), batches, np.int32(timestep))
+        records = self._packed_learn.unpack(packed)  # one transfer: the flags to check and the numbers to track
         self._check_update(timestep, learner, records.finite)
         self._commit_learner_state(learner)
 

@@ -38,8 +38,10 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    PackedReport,
     compiled_replay_obstacles,
     create_replay_tensors,
+    device_scalar,
     epsilon_greedy,
     init_target,
     sample_batches,
@@ -175,7 +177,9 @@ class DQN(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._act)
-        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
+        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
+        self._packed_learn = PackedReport(self._learn)
+        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -320,7 +324,7 @@ class DQN(Agent):
             target_q_network=self.target_q_network.state_dict.params,
             optimizer=self.optimizer,
             state_preprocessor=self._state_functional.state,
-            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
+            learning_rate=device_scalar(self._learning_rate, jnp.float32),
         )
 
     def _commit_learner_state(self, learner: LearnerState) -> None:
@@ -334,11 +338,11 @@ class DQN(Agent):
         cfg = self.cfg
         batches = Batch(*sample_batches(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
         update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        learner, report = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
+        learner, packed = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
+        report = self._packed_learn.unpack(packed)  # one transfer: the flags to check and the numbers to track
         self._check_update(timestep, learner, report)
         self._commit_learner_state(learner)
 
-        # tracked as device scalars: converted only when written
         for tag, value in self._tracked(report).items():
             self.track_data(tag, value)
 
@@ -401,9 +405,8 @@ class DQN(Agent):
         )
 
     def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
-        """One host transfer: raise naming the first non-finite quantity, gradient step by step; nothing is committed
-        then."""
-        finite = np.asarray(jax.device_get(report.finite))
+        """Raise naming the first non-finite quantity, gradient step by step; nothing is committed then."""
+        finite = np.asarray(report.finite)
         if finite.all():
             return
         note = non_finite_note(

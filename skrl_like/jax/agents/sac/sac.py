@@ -47,9 +47,11 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    PackedReport,
     compiled_acts_randomly,
     compiled_replay_obstacles,
     create_replay_tensors,
+    device_scalar,
     init_target,
     sample_batches,
     warn_if_identical,
@@ -220,7 +222,9 @@ class SAC(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample)
-        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
+        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
+        self._packed_learn = PackedReport(self._learn)
+        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -473,9 +477,9 @@ class SAC(Agent):
             entropy_optimizer=self.entropy_optimizer,
             log_entropy_coefficient=self.log_entropy_coefficient.value,
             state_preprocessor=self._state_functional.state,
-            actor_learning_rate=jnp.asarray(self._actor_learning_rate, jnp.float32),
-            critic_learning_rate=jnp.asarray(self._critic_learning_rate, jnp.float32),
-            entropy_learning_rate=jnp.asarray(getattr(self, "_entropy_learning_rate", 0.0), jnp.float32),
+            actor_learning_rate=device_scalar(self._actor_learning_rate, jnp.float32),
+            critic_learning_rate=device_scalar(self._critic_learning_rate, jnp.float32),
+            entropy_learning_rate=device_scalar(getattr(self, "_entropy_learning_rate", 0.0), jnp.float32),
             key=self._key,
         )
 
@@ -500,14 +504,9 @@ class SAC(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         batches = Batch(*sample_batches(self.memory, Batch._fields, cfg["batch_size"], cfg["gradient_steps"]))
-        learner, records = self._update_fn(self._gather_learner_state(), batches, np.int32(timestep))
-        # one host transfer for the finite flags and the tracked values (a few numbers per gradient step): cheaper
-        # than a device slice per tracked value
-        records = (
-            jax.device_get(records)
-            if self.write_interval > 0
-            else records._replace(finite=jax.device_get(records.finite))
-        )
+        learner, packed = self._update_fn(self._gather_learner_state(), batches, np.int32(timestep))
+        # one host transfer for the finite flags and the tracked values (a few numbers per gradient step)
+        records = self._packed_learn.unpack(packed)
         self._check_update(timestep, learner, records)
         self._commit_learner_state(learner)
 

@@ -41,16 +41,19 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    PackedReport,
     compiled_acts_randomly,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
     create_replay_tensors,
+    device_scalar,
     exploration_act,
     gaussian_noise,
     init_target,
     sample_batches,
     smoothed_target_actions,
+    stack_samples,
     warn_if_identical,
 )
 from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
@@ -212,7 +215,9 @@ class TD3(Agent):
         self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
         self._key = None  # act draws from the Noise objects; a CompiledTrainer gives its run an acting stream here
-        self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
+        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
+        self._packed_learn = PackedReport(self._learn)
+        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -241,6 +246,7 @@ class TD3(Agent):
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,
+            host=not self._jax,
         )
         if not self._jax:
             actions = np.asarray(actions)
@@ -416,9 +422,7 @@ class TD3(Agent):
         smoothing_noise = None
         if noise is not None:
             shape = (cfg["batch_size"], sampled[1].shape[-1])
-            smoothing_noise = jnp.stack(
-                [jnp.asarray(noise.sample(shape), jnp.float32) for _ in range(cfg["gradient_steps"])]
-            )
+            smoothing_noise = stack_samples([noise.sample(shape) for _ in range(cfg["gradient_steps"])])
         return Batch(*sampled, smoothing_noise=smoothing_noise)
 
     def _gather_learner_state(self) -> LearnerState:
@@ -433,9 +437,9 @@ class TD3(Agent):
             critic_1_optimizer=self.critic_1_optimizer,
             critic_2_optimizer=self.critic_2_optimizer,
             state_preprocessor=self._state_functional.state,
-            policy_learning_rate=jnp.asarray(self._policy_learning_rate, jnp.float32),
-            critic_learning_rate=jnp.asarray(self._critic_learning_rate, jnp.float32),
-            critic_updates=jnp.asarray(self._critic_update_counter, jnp.int32),
+            policy_learning_rate=device_scalar(self._policy_learning_rate, jnp.float32),
+            critic_learning_rate=device_scalar(self._critic_learning_rate, jnp.float32),
+            critic_updates=device_scalar(self._critic_update_counter, jnp.int32),
         )
 
     def _commit_learner_state(self, learner: LearnerState) -> None:
@@ -451,8 +455,8 @@ class TD3(Agent):
         self._critic_update_counter = learner.critic_updates  # the policy delay's count (kept on the device)
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        learner, records = self._update_fn(self._gather_learner_state(), self._draw_batches(), np.int32(timestep))
-        records = jax.device_get(records)  # one transfer: the flags to check and what is tracked
+        learner, packed = self._update_fn(self._gather_learner_state(), self._draw_batches(), np.int32(timestep))
+        records = self._packed_learn.unpack(packed)  # one transfer: the flags to check and what is tracked
         self._check_update(timestep, learner, records)
         self._commit_learner_state(learner)
 
