@@ -32,7 +32,7 @@ from off_policy import modules  # noqa: E402  (sets the one-thread environment f
 # fmt: off
 HYPERPARAMETERS = {
     "env": {"N": 3, "max_cycles": 25, "continuous_actions": False},
-    "timesteps": 40_000, "hidden": [64, 64], "evaluation_episodes": 20,
+    "timesteps": 300_000, "hidden": [64, 64], "evaluation_episodes": 20,
     "cfg": {"rollouts": 250, "learning_epochs": 5, "mini_batches": 2, "discount_factor": 0.99, "lambda": 0.95,
             "learning_rate": 3e-4, "entropy_loss_scale": 0.01, "grad_norm_clip": 0.5},
 }

@@ -2,7 +2,7 @@
 mean episode return (summed over agents) of the trained policies (greedy) with a uniformly random policy.
 
 The mirror of examples/torch/ippo_simple_spread.py (same hyperparameters); each agent's update is one compiled
-function. Run: python examples/jax/ippo_simple_spread.py [--timesteps 40000] [--seed 42] [--mappo]
+function. Run: python examples/jax/ippo_simple_spread.py [--timesteps 300000] [--seed 42] [--mappo]
 Needs: pip install pettingzoo mpe2 (in the dev/all extras).
 """
 
@@ -129,7 +129,7 @@ def episode_returns(env, agent=None, episodes=20, seed=0):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--timesteps", type=int, default=40000)
+    parser.add_argument("--timesteps", type=int, default=300000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--mappo", action="store_true", help="MAPPO (centralised critic) instead of IPPO")
     args = parser.parse_args()

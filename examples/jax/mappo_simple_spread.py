@@ -1,7 +1,7 @@
 """Train MAPPO (a centralised critic on the environment's state) on PettingZoo MPE simple_spread_v3 with the jax
 backend: the IPPO example's script and hyperparameters with the value models on env.state_spaces.
 
-Run: python examples/jax/mappo_simple_spread.py [--timesteps 40000] [--seed 42]
+Run: python examples/jax/mappo_simple_spread.py [--timesteps 300000] [--seed 42]
 """
 
 import os

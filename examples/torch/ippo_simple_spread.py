@@ -1,7 +1,7 @@
 """Train IPPO (or MAPPO, with --mappo) on PettingZoo MPE simple_spread_v3 (3 agents, discrete actions), then compare
 the mean episode return (summed over agents) of the trained policies (greedy) with a uniformly random policy.
 
-Run: python examples/torch/ippo_simple_spread.py [--timesteps 40000] [--seed 42]
+Run: python examples/torch/ippo_simple_spread.py [--timesteps 300000] [--seed 42]
 Needs: pip install pettingzoo mpe2 (in the dev/all extras).
 """
 
@@ -131,7 +131,7 @@ def episode_returns(env, agent=None, episodes=20, seed=0):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--timesteps", type=int, default=40000)
+    parser.add_argument("--timesteps", type=int, default=300000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--mappo", action="store_true", help="MAPPO (centralised critic) instead of IPPO")
     args = parser.parse_args()
