@@ -186,14 +186,6 @@ def stack_samples(samples: Sequence[Any]) -> Any:
     return jnp.stack([jnp.asarray(sample, jnp.float32) for sample in samples])
 
 
-def add_noise(
-    actions: jax.Array, noise: Any, scale: float, low: jax.Array, high: jax.Array
-) -> Tuple[jax.Array, jax.Array]:
-    """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
-    sampled = jnp.asarray(noise.sample(actions.shape)) * scale
-    return jnp.clip(actions + sampled, low, high), sampled
-
-
 def exploration_act(
     actions: jax.Array,
     noise: Optional[Any],

@@ -5,7 +5,7 @@ exploration noise and epsilon-greedy actions. The neutral half (schedules, check
 """
 
 import contextlib
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import torch
 
@@ -74,14 +74,6 @@ def scoring_only(parameters: Sequence[torch.Tensor]) -> Iterator[None]:
     finally:
         for parameter, flag in zip(parameters, flags):
             parameter.requires_grad_(flag)
-
-
-def add_noise(
-    actions: torch.Tensor, noise: Any, scale: float, low: torch.Tensor, high: torch.Tensor
-) -> Tuple[torch.Tensor, torch.Tensor]:
-    """``(clip(actions + scale * noise, low, high), scale * noise)`` with one sample of the noise."""
-    sampled = noise.sample(actions.shape) * scale
-    return torch.clamp(actions + sampled, min=low, max=high), sampled
 
 
 def exploration_act(
