@@ -69,7 +69,7 @@ class CEM(Agent):
         self.scaler = torch.amp.GradScaler(device=self.device.type, enabled=self._mixed_precision)
 
         self._trainable_parameters = list(self.policy.parameters())
-        self.optimizer = torch.optim.Adam(self._trainable_parameters, lr=cfg["learning_rate"])
+        self.optimizer = torch.optim.Adam(self._trainable_parameters, lr=cfg["learning_rate"], fused=True)
         self.checkpoint_modules["optimizer"] = self.optimizer
         scheduler = cfg["learning_rate_scheduler"]
         self.scheduler = scheduler(self.optimizer, **cfg["learning_rate_scheduler_kwargs"]) if scheduler else None

@@ -115,7 +115,9 @@ class SAC(Agent):
             self.log_entropy_coefficient = torch.tensor(
                 [math.log(cfg["initial_entropy_value"])], device=self.device, requires_grad=True
             )
-            self.entropy_optimizer = torch.optim.Adam([self.log_entropy_coefficient], lr=cfg["entropy_learning_rate"])
+            self.entropy_optimizer = torch.optim.Adam(
+                [self.log_entropy_coefficient], lr=cfg["entropy_learning_rate"], fused=True
+            )
             self.checkpoint_modules["entropy_optimizer"] = self.entropy_optimizer
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")

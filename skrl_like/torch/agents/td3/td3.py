@@ -106,8 +106,8 @@ class TD3(Agent):
         # one optimizer for the policy, one for both critics (their joint gradient norm is clipped)
         self._policy_parameters = unique_parameters(self.policy)
         self._critic_parameters = unique_parameters(self.critic_1, self.critic_2)
-        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"])
-        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"])
+        self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"], fused=True)
+        self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"], fused=True)
         self.checkpoint_modules["policy_optimizer"] = self.policy_optimizer
         self.checkpoint_modules["critic_optimizer"] = self.critic_optimizer
         scheduler, scheduler_kwargs = cfg["learning_rate_scheduler"], cfg["learning_rate_scheduler_kwargs"]
