@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn as tnn
 
+import skrl_like.core.agents.base as agent_base
 import skrl_like.jax.agents.dqn as jax_dqn
 import skrl_like.jax.agents.ppo as jax_ppo
 import skrl_like.jax.envs.wrappers as jax_wrappers
@@ -150,9 +151,9 @@ class Backend:
             **extra,
         )
 
-    def dqn_agent(self, env, memory):
+    def dqn_agent(self, env, memory, experiment=NO_FILES):
         """An off-policy agent (its memory a replay sampled at random) that learns from its third step on."""
-        cfg = {**self.dqn.DQN_DEFAULT_CONFIG, "batch_size": 4, "learning_starts": 2, "experiment": NO_FILES}
+        cfg = {**self.dqn.DQN_DEFAULT_CONFIG, "batch_size": 4, "learning_starts": 2, "experiment": experiment}
         network = TorchQNetwork if self.name == "torch" else JaxQNetwork
         models = {role: network(env.observation_space, env.action_space) for role in ("q_network", "target_q_network")}
         if self.name != "torch":
@@ -414,3 +415,27 @@ def test_the_base_trainer_keeps_its_timesteps_fallback_of_zero(backend):
     assert trainer.timesteps == 0
     with pytest.raises(ValueError, match=r"Trainer cfg\['timesteps'\] must be an int >= 1"):
         backend.trainers.Trainer(env=env, agents=backend.agent(env), cfg={**QUIET, "timesteps": 0})
+
+
+def test_with_writing_off_each_tag_keeps_only_its_most_recent_values(backend, monkeypatch):
+    # nothing clears tracking_data when write_interval is 0: a long run must not grow by a few values per update
+    monkeypatch.setattr(agent_base, "TRACKING_HISTORY", 3)
+    env = backend.cartpole(num_envs=2)
+    agent = backend.dqn_agent(env, backend.memory(num_envs=2, rollouts=32))
+    backend.trainers.SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12}).train()
+    losses = agent.tracking_data["Loss / Q-network loss"]  # one per update: timesteps 2..11, 10 in all
+    assert 3 <= len(losses) <= 6
+    agent.track_data("Loss / Q-network loss", -1.0)
+    assert agent.tracking_data["Loss / Q-network loss"][-1] == -1.0  # the newest is kept
+    for _ in range(20):
+        agent.track_data("Some / tag", 1.0)
+    assert 3 <= len(agent.tracking_data["Some / tag"]) <= 6
+
+
+def test_with_writing_on_tracked_values_are_kept_until_the_next_write(backend, tmp_path, monkeypatch):
+    monkeypatch.setattr(agent_base, "TRACKING_HISTORY", 3)
+    env = backend.cartpole(num_envs=2)
+    experiment = {"directory": str(tmp_path), "write_interval": 100, "checkpoint_interval": 0}
+    agent = backend.dqn_agent(env, backend.memory(num_envs=2, rollouts=32), experiment)
+    backend.trainers.SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12}).train()
+    assert len(agent.tracking_data["Loss / Q-network loss"]) == 10  # all of them: the next write reduces them

@@ -28,6 +28,8 @@ from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.tracking import EpisodeTracker
 
 _WORST_REWARD = -(2**31)
+# with TensorBoard writing off, each tag keeps its most recent values only (between this and twice this many)
+TRACKING_HISTORY = 10_000
 # the timestep compute_action acts at: past every warm-up (random_timesteps) and exploration decay, inside int32
 _DEPLOYMENT_TIMESTEP = 2**30
 
@@ -50,6 +52,22 @@ _NOT_RUN_STATE = frozenset(
 # how deep a container attribute (a dict of lists, a tuple of arrays) is looked into for plain values
 _MAX_PLAIN_DEPTH = 6
 
+
+
+class RecentValues(list):
+    """A tag's tracked values when nothing writes them (``write_interval`` 0): a list that keeps its newest
+    :data:`TRACKING_HISTORY` values, so a long run without TensorBoard does not grow by a few floats per update
+    (inspecting ``agent.tracking_data`` after a short run works as before)."""
+
+    def append(self, value: Any) -> None:
+        super().append(value)
+        if len(self) > 2 * TRACKING_HISTORY:  # trimmed in blocks: amortised O(1) per value
+            del self[:-TRACKING_HISTORY]
+
+    def extend(self, values: Iterable[Any]) -> None:
+        super().extend(values)
+        if len(self) > 2 * TRACKING_HISTORY:
+            del self[:-TRACKING_HISTORY]
 
 class AgentCore:
     """Base class of every agent (see a backend's ``Agent`` for the public signature).
@@ -413,6 +431,10 @@ class AgentCore:
         if self.write_interval > 0:
             self.writer = SummaryWriter(log_dir=self.experiment_dir)
             self._tracker = self._make_tracker(min(self.write_interval, 4096))
+        else:  # never cleared by a write: keep the recent values only
+            recent = collections.defaultdict(RecentValues)
+            recent.update((tag, RecentValues(values)) for tag, values in self.tracking_data.items())
+            self.tracking_data = recent
         if self.checkpoint_interval > 0:
             os.makedirs(os.path.join(self.experiment_dir, "checkpoints"), exist_ok=True)
 
