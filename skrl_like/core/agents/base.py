@@ -53,7 +53,6 @@ _NOT_RUN_STATE = frozenset(
 _MAX_PLAIN_DEPTH = 6
 
 
-
 class RecentValues(list):
     """A tag's tracked values when nothing writes them (``write_interval`` 0): a list that keeps its newest
     :data:`TRACKING_HISTORY` values, so a long run without TensorBoard does not grow by a few floats per update
@@ -68,6 +67,7 @@ class RecentValues(list):
         super().extend(values)
         if len(self) > 2 * TRACKING_HISTORY:
             del self[:-TRACKING_HISTORY]
+
 
 class AgentCore:
     """Base class of every agent (see a backend's ``Agent`` for the public signature).
