@@ -9,6 +9,8 @@
 #   ALGORITHMS="SAC TD3" ENTRIES="ours-torch ours-jax skrl-torch skrl-jax sbx" TIMESTEPS=5000 NO_EVAL=1 bash \
 #     benchmarks/run_side_by_side.sh                                                     # with SBX (setup_peers.sh)
 #   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_side_by_side.sh     # returns, default budgets
+#   ALGORITHMS="TD3" ENTRIES="ours-torch skrl-torch floor-torch" TIMESTEPS=3000 NO_EVAL=1 bash \
+#     benchmarks/run_side_by_side.sh                          # with plain torch's floor (benchmarks/torch_floor.py)
 #   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 #   SCRIPT=multi_agent ALGORITHMS="IPPO MAPPO" SEEDS="0 1 2 3 4" ENTRIES="ours-torch skrl-torch" \
 #     bash benchmarks/run_side_by_side.sh
@@ -33,6 +35,10 @@ run_entry() {  # entry algorithm seed
     ours-*) library=skrl_like; backend=${1#ours-}; python=.venv/bin/python ;;
     skrl-*) library=skrl; backend=${1#skrl-}; python="$BENCH_VENVS/$backend/bin/python" ;;
     sbx) library=sbx; backend=jax; python="$BENCH_VENVS/sbx/bin/python" ;;  # off_policy.py only
+    floor-torch)  # SAC, TD3, DQN of off_policy.py only
+      .venv/bin/python benchmarks/torch_floor.py --algorithm "$2" --seed "$3" ${TIMESTEPS:+--timesteps "$TIMESTEPS"} \
+        >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
+      return ;;
   esac
   "$python" "benchmarks/$SCRIPT.py" --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
     "${EXTRA[@]}" >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
