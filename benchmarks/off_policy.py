@@ -16,7 +16,8 @@ actor's rate); it is a peer for throughput, built by ``sbx_agent`` below.
 Hyperparameters are written once, in ``HYPERPARAMETERS`` below, and printed with every result. Prints ONE JSON
 line: library, backend, algorithm, env, seed, timesteps, seconds (``trainer.train()`` only, JAX compilation
 included), env_steps_per_s, eval_return (mean of 20 deterministic episodes, null with ``--no-eval``),
-peak_rss_mb (the process's peak resident memory) and the hyperparameters.
+peak_rss_mb (the process's peak resident memory) and the hyperparameters; with ``--rss-every SECONDS``, also
+rss_mb_during_train: the resident memory sampled while ``train()`` runs (is it flat with a 1M-row replay?).
 """
 
 import os
@@ -319,7 +320,9 @@ def main() -> None:
     parser.add_argument("--timesteps", type=int, default=None, help="env steps (default: the algorithm's budget)")
     parser.add_argument("--memory-size", type=int, default=None, help="replay rows (e.g. 1000000 for the RSS check)")
     parser.add_argument("--no-eval", action="store_true")
+    parser.add_argument("--rss-every", type=float, default=0, help="seconds between resident-memory samples (0: none)")
     args = parser.parse_args()
+    sampler = RssSampler(args.rss_every) if args.rss_every > 0 else None
     hyper = HYPERPARAMETERS[args.algorithm]
     timesteps = args.timesteps or hyper["timesteps"]
     if args.library == "sbx":
@@ -351,15 +354,50 @@ def main() -> None:
                        "close_environment_at_exit": False}
         trainer = m["trainers"].SequentialTrainer(cfg=trainer_cfg, env=env, agents=agent)
         start = time.perf_counter()
+        if sampler is not None:
+            sampler.start()
         trainer.train()
         seconds = time.perf_counter() - start
+        if sampler is not None:
+            sampler.stop()
     role = "q_network" if args.algorithm in ("DQN", "DDQN") else "policy"
     eval_return = None if args.no_eval else evaluate(agent.models[role], role, hyper["env"], args.seed, args.backend)
     env.close()
-    report(args, hyper, timesteps, seconds, eval_return)
+    report(args, hyper, timesteps, seconds, eval_return, sampler)
 
 
-def report(args: argparse.Namespace, hyper: dict, timesteps: int, seconds: float, eval_return) -> None:
+class RssSampler:
+    """The process's current resident memory (``/proc/self/statm``), sampled every ``every`` seconds from a thread
+    while ``train()`` runs: ``samples`` holds ``(seconds since start, MB)``."""
+
+    def __init__(self, every: float):
+        import threading
+
+        self.every, self.samples, self._stopped = every, [], threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def current_mb() -> float:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    def _run(self) -> None:
+        start = time.perf_counter()
+        while True:
+            self.samples.append((round(time.perf_counter() - start, 1), round(self.current_mb(), 1)))
+            if self._stopped.wait(self.every):
+                break
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self.samples.append((self.samples[-1][0], round(self.current_mb(), 1)))
+
+
+def report(args: argparse.Namespace, hyper: dict, timesteps: int, seconds: float, eval_return, sampler=None) -> None:
     """Print the run's one JSON line."""
     result = {
         "library": args.library, "backend": args.backend, "algorithm": args.algorithm, "env": hyper["env"],
@@ -369,6 +407,8 @@ def report(args: argparse.Namespace, hyper: dict, timesteps: int, seconds: float
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "memory_size": args.memory_size or hyper["memory_size"], "hyperparameters": hyper,
     }
+    if sampler is not None:  # resident memory during train(): [seconds, MB] pairs
+        result["rss_mb_during_train"] = sampler.samples
     sys.stdout.write(json.dumps(result, default=str) + "\n")
 
 

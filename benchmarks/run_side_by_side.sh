@@ -29,6 +29,7 @@ EXTRA=()
 [[ -n "${TIMESTEPS:-}" ]] && EXTRA+=(--timesteps "$TIMESTEPS")
 [[ -n "${NO_EVAL:-}" ]] && EXTRA+=(--no-eval)
 [[ -n "${MEMORY_SIZE:-}" ]] && EXTRA+=(--memory-size "$MEMORY_SIZE")  # off_policy.py only
+[[ -n "${RSS_EVERY:-}" ]] && EXTRA+=(--rss-every "$RSS_EVERY")  # off_policy.py only
 run_entry() {  # entry algorithm seed
   local library backend python
   case "$1" in
