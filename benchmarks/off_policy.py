@@ -66,6 +66,8 @@ HYPERPARAMETERS = {
 }
 HYPERPARAMETERS["DDQN"] = HYPERPARAMETERS["DQN"]
 # fmt: on
+# the throughput protocol of docs/benchmarks.md (``--timesteps``), also the floors' (torch_floor.py, jax_floor.py)
+THROUGHPUT_TIMESTEPS = {"SAC": 3000, "TD3": 3000, "DQN": 20_000}
 EVAL_EPISODES = 20
 EVAL_SEED_OFFSET = 10_000
 

@@ -10,7 +10,8 @@
 #     benchmarks/run_side_by_side.sh                                                     # with SBX (setup_peers.sh)
 #   ALGORITHMS="SAC" ENTRIES="ours-torch ours-jax" bash benchmarks/run_side_by_side.sh     # returns, default budgets
 #   ALGORITHMS="TD3" ENTRIES="ours-torch skrl-torch floor-torch" TIMESTEPS=3000 NO_EVAL=1 bash \
-#     benchmarks/run_side_by_side.sh                          # with plain torch's floor (benchmarks/torch_floor.py)
+#     benchmarks/run_side_by_side.sh        # with plain torch's floor (benchmarks/torch_floor.py; floor-jax, floor-jax-peer:
+#                                           # benchmarks/jax_floor.py in our venv / in skrl 1.4.3's JAX venv)
 #   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 #   SCRIPT=multi_agent ALGORITHMS="IPPO MAPPO" SEEDS="0 1 2 3 4" ENTRIES="ours-torch skrl-torch" \
 #     bash benchmarks/run_side_by_side.sh
@@ -31,13 +32,18 @@ EXTRA=()
 [[ -n "${MEMORY_SIZE:-}" ]] && EXTRA+=(--memory-size "$MEMORY_SIZE")  # off_policy.py only
 [[ -n "${RSS_EVERY:-}" ]] && EXTRA+=(--rss-every "$RSS_EVERY")  # off_policy.py only
 run_entry() {  # entry algorithm seed
-  local library backend python
+  local library backend python script
   case "$1" in
     ours-*) library=skrl_like; backend=${1#ours-}; python=.venv/bin/python ;;
     skrl-*) library=skrl; backend=${1#skrl-}; python="$BENCH_VENVS/$backend/bin/python" ;;
     sbx) library=sbx; backend=jax; python="$BENCH_VENVS/sbx/bin/python" ;;  # off_policy.py only
-    floor-torch)  # SAC, TD3, DQN of off_policy.py only
-      .venv/bin/python benchmarks/torch_floor.py --algorithm "$2" --seed "$3" ${TIMESTEPS:+--timesteps "$TIMESTEPS"} \
+    floor-*)  # plain torch's / JAX's floor (SAC, TD3, DQN of off_policy.py only); floor-jax-peer: in skrl's JAX venv
+      case "$1" in
+        floor-torch) script=torch_floor; python=.venv/bin/python ;;
+        floor-jax) script=jax_floor; python=.venv/bin/python ;;
+        floor-jax-peer) script=jax_floor; python="$BENCH_VENVS/jax/bin/python" ;;
+      esac
+      "$python" "benchmarks/$script.py" --algorithm "$2" --seed "$3" ${TIMESTEPS:+--timesteps "$TIMESTEPS"} \
         >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
       return ;;
   esac

@@ -34,9 +34,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
 from configs import SqueezeDiscreteActions  # noqa: E402
-from off_policy import HYPERPARAMETERS  # noqa: E402
-
-THROUGHPUT_TIMESTEPS = {"SAC": 3000, "TD3": 3000, "DQN": 20_000}  # docs/benchmarks.md's throughput protocol
+from off_policy import HYPERPARAMETERS, THROUGHPUT_TIMESTEPS  # noqa: E402
 
 
 def mlp(inputs: int, outputs: int, hidden: list) -> torch.nn.Sequential:
