@@ -31,6 +31,8 @@ EXTRA=()
 [[ -n "${NO_EVAL:-}" ]] && EXTRA+=(--no-eval)
 [[ -n "${MEMORY_SIZE:-}" ]] && EXTRA+=(--memory-size "$MEMORY_SIZE")  # off_policy.py only
 [[ -n "${RSS_EVERY:-}" ]] && EXTRA+=(--rss-every "$RSS_EVERY")  # off_policy.py only
+PIN=()  # PIN_CPU=0: every entry pinned to core 0 (taskset), so XLA's second thread gets no core of its own either
+[[ -n "${PIN_CPU:-}" ]] && PIN=(taskset -c "$PIN_CPU")
 run_entry() {  # entry algorithm seed
   local library backend python script
   case "$1" in
@@ -43,11 +45,11 @@ run_entry() {  # entry algorithm seed
         floor-jax) script=jax_floor; python=.venv/bin/python ;;
         floor-jax-peer) script=jax_floor; python="$BENCH_VENVS/jax/bin/python" ;;
       esac
-      "$python" "benchmarks/$script.py" --algorithm "$2" --seed "$3" ${TIMESTEPS:+--timesteps "$TIMESTEPS"} \
+      "${PIN[@]}" "$python" "benchmarks/$script.py" --algorithm "$2" --seed "$3" ${TIMESTEPS:+--timesteps "$TIMESTEPS"} \
         >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
       return ;;
   esac
-  "$python" "benchmarks/$SCRIPT.py" --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
+  "${PIN[@]}" "$python" "benchmarks/$SCRIPT.py" --library "$library" --backend "$backend" --algorithm "$2" --seed "$3" \
     "${EXTRA[@]}" >> "$OUT" 2>> "${OUT%.jsonl}.log" || echo "failed: $1 $2 $3" >> "${OUT%.jsonl}.log"
 }
 for algorithm in $ALGORITHMS; do
