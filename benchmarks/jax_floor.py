@@ -18,22 +18,17 @@ import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
-import argparse  # noqa: E402
 import functools  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
-import gymnasium  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
-from configs import SqueezeDiscreteActions  # noqa: E402
-from off_policy import HYPERPARAMETERS, THROUGHPUT_TIMESTEPS  # noqa: E402
+from floor import ReplayRows, run  # noqa: E402
 
 
 def mlp_init(key, inputs: int, outputs: int, hidden: list) -> list:
@@ -62,11 +57,12 @@ def polyak(targets, sources, tau: float):
     return jax.tree_util.tree_map(lambda target, source: (1 - tau) * target + tau * source, targets, sources)
 
 
-class Replay:
+class Replay(ReplayRows):
     """NumPy replay arrays filled with plausible values; ``batch`` gathers ``batch_size`` random rows."""
 
-    def __init__(self, rows: int, observation_size: int, rng, discrete_actions: int = 0):
-        self.rows, self.rng = rows, rng
+    def __init__(self, rows: int, observation_size: int, seed: int, discrete_actions: int = 0):
+        self.rows = rows
+        self.rng = rng = np.random.default_rng(seed)
         self.states = rng.standard_normal((rows, observation_size), dtype=np.float32)
         self.next_states = rng.standard_normal((rows, observation_size), dtype=np.float32)
         if discrete_actions:
@@ -76,15 +72,14 @@ class Replay:
         self.rewards = rng.standard_normal((rows, 1), dtype=np.float32)
         self.terminated = np.zeros((rows, 1), dtype=bool)
 
-    def batch(self, batch_size: int) -> tuple:
-        rows = self.rng.integers(0, self.rows, batch_size)
-        return (
-            self.states[rows],
-            self.actions[rows],
-            self.rewards[rows],
-            self.next_states[rows],
-            self.terminated[rows],
-        )
+    def write(self, row: int, observations, rewards, terminated) -> None:
+        """One env step's row (of one env), one write per array as a library's memory does."""
+        self.states[row] = observations[0]
+        self.rewards[row] = rewards[0]
+        self.terminated[row] = terminated[0]
+
+    def random_rows(self, batch_size: int):
+        return self.rng.integers(0, self.rows, batch_size)
 
 
 def sac_parts(hyper: dict, key, rng) -> tuple:
@@ -263,57 +258,14 @@ def dqn_parts(hyper: dict, key, rng) -> tuple:
     return act, gradient_step, lambda: rng.integers(0, 2, (1, 1))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algorithm", choices=("SAC", "TD3", "DQN"), default="SAC")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timesteps", type=int, default=None, help="env steps (default: THROUGHPUT_TIMESTEPS)")
-    args = parser.parse_args()
-    hyper = HYPERPARAMETERS[args.algorithm]
-    rng = np.random.default_rng(args.seed)
-    parts = {"SAC": sac_parts, "TD3": td3_parts, "DQN": dqn_parts}[args.algorithm]
-    act, gradient_step, random_action = parts(hyper, jax.random.PRNGKey(args.seed), rng)
+def parts(algorithm: str, hyper: dict, seed: int, replay: Replay) -> tuple:
+    """The algorithm's parts; host-side noise and decisions come from the replay's NumPy generator."""
+    build = {"SAC": sac_parts, "TD3": td3_parts, "DQN": dqn_parts}[algorithm]
+    return build(hyper, jax.random.PRNGKey(seed), replay.rng)
 
-    # the env every library gets in off_policy.py: a one-env sync vector env with same-step autoreset (unwrapped)
-    env = gymnasium.make_vec(
-        hyper["env"],
-        num_envs=1,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
-    )
-    if isinstance(env.single_action_space, gymnasium.spaces.Discrete):
-        env = SqueezeDiscreteActions(env)  # as off_policy.py's make_env
-    discrete = env.single_action_space.n if isinstance(env.single_action_space, gymnasium.spaces.Discrete) else 0
-    replay = Replay(hyper["memory_size"], env.single_observation_space.shape[0], rng, discrete)  # sampled and written
-    timesteps = args.timesteps or THROUGHPUT_TIMESTEPS[args.algorithm]
-    learning_starts, batch_size = hyper["cfg"]["learning_starts"], hyper["cfg"]["batch_size"]
-    observations = env.reset(seed=args.seed)[0]
-    start = time.perf_counter()
-    for timestep in range(timesteps):  # the throughput protocol's loop, as bare as it gets
-        states = np.asarray(observations, dtype=np.float32)
-        actions = random_action() if timestep < learning_starts else act(states)
-        observations, rewards, terminated, _, _ = env.step(actions)
-        row = timestep % replay.rows
-        replay.states[row] = states[0]
-        replay.rewards[row] = rewards[0]
-        replay.terminated[row] = terminated[0]
-        if timestep >= learning_starts:
-            gradient_step(timestep, replay.batch(batch_size))
-    jax.block_until_ready(jax.tree_util.tree_leaves(act(states)))
-    seconds = time.perf_counter() - start
-    result = {
-        "library": "plain JAX (floor)",
-        "backend": "jax",
-        "algorithm": args.algorithm,
-        "env": hyper["env"],
-        "seed": args.seed,
-        "jax": jax.__version__,
-        "timesteps": timesteps,
-        "learning_starts": learning_starts,
-        "seconds": round(seconds, 3),
-        "env_steps_per_s": round(timesteps / seconds, 1),
-    }
-    print(json.dumps(result), flush=True)
+
+def main() -> None:
+    run(__doc__, "plain JAX (floor)", "jax", jax.__version__, Replay, parts)
 
 
 if __name__ == "__main__":

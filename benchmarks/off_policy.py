@@ -261,14 +261,20 @@ def evaluate(model, role: str, env_id: str, seed: int, backend: str) -> float:
     return float(returns.mean())
 
 
-def make_env(m: dict, library: str, env_id: str, num_envs: int, seed: int):
-    """The wrapped vector env, gymnasium's same-step autoreset, seeded alike for both libraries."""
+def make_vector_env(env_id: str, num_envs: int):
+    """The gymnasium sync vector env every library gets (same-step autoreset), before any library's wrapper."""
     vector = gymnasium.make_vec(
         env_id, num_envs=num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
     )
     if isinstance(vector.single_action_space, gymnasium.spaces.Discrete):
         vector = SqueezeDiscreteActions(vector)  # gymnasium 1.x vector envs reject (n, 1) (skrl 1.4.3 sends it)
+    return vector
+
+
+def make_env(m: dict, library: str, env_id: str, num_envs: int, seed: int):
+    """The wrapped vector env, gymnasium's same-step autoreset, seeded alike for both libraries."""
+    vector = make_vector_env(env_id, num_envs)
     env = m["wrappers"].wrap_env(vector, wrapper="gymnasium", verbose=False)
     if library == "skrl":  # skrl_like seeds the env from set_seed; skrl 1.4.3 leaves it unseeded
         vector.reset(seed=seed)

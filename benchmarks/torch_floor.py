@@ -21,20 +21,15 @@ import os
 
 os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
 
-import argparse  # noqa: E402
 import copy  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
-import gymnasium  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
-from configs import SqueezeDiscreteActions  # noqa: E402
-from off_policy import HYPERPARAMETERS, THROUGHPUT_TIMESTEPS  # noqa: E402
+from floor import ReplayRows, run  # noqa: E402
 
 
 def mlp(inputs: int, outputs: int, hidden: list) -> torch.nn.Sequential:
@@ -51,10 +46,11 @@ def frozen_copy(module: torch.nn.Module) -> torch.nn.Module:
     return target
 
 
-class Replay:
+class Replay(ReplayRows):
     """Preallocated replay tensors filled with plausible values; ``batch`` gathers ``batch_size`` random rows."""
 
-    def __init__(self, rows: int, observation_size: int, discrete_actions: int = 0):
+    def __init__(self, rows: int, observation_size: int, seed: int, discrete_actions: int = 0):
+        torch.manual_seed(seed)
         self.rows = rows
         self.states = torch.randn(rows, observation_size)
         self.next_states = torch.randn(rows, observation_size)
@@ -65,18 +61,17 @@ class Replay:
         self.rewards = torch.randn(rows, 1)
         self.terminated = torch.zeros(rows, 1, dtype=torch.bool)
 
-    def batch(self, batch_size: int) -> tuple:
-        rows = torch.randint(0, self.rows, (batch_size,))
-        return (
-            self.states[rows],
-            self.actions[rows],
-            self.rewards[rows],
-            self.next_states[rows],
-            self.terminated[rows],
-        )
+    def write(self, row: int, observations, rewards, terminated) -> None:
+        """One env step's row (of one env), one write per tensor as a library's memory does."""
+        self.states[row] = torch.as_tensor(observations[0])
+        self.rewards[row] = float(rewards[0])
+        self.terminated[row] = bool(terminated[0])
+
+    def random_rows(self, batch_size: int):
+        return torch.randint(0, self.rows, (batch_size,))
 
 
-def sac_parts(hyper: dict) -> tuple:
+def sac_parts(hyper: dict, seed: int, replay: Replay) -> tuple:
     cfg, hidden = hyper["cfg"], hyper["hidden"]
     policy, log_std = mlp(3, 1, hidden), torch.zeros(1, requires_grad=True)
     critics = [mlp(4, 1, hidden), mlp(4, 1, hidden)]
@@ -88,7 +83,7 @@ def sac_parts(hyper: dict) -> tuple:
     alpha_optimizer = torch.optim.Adam([log_alpha], cfg["entropy_learning_rate"], fused=True)
     sources = critic_parameters
     destinations = [p for target in targets for p in target.parameters()]
-    replay, gamma, target_entropy = Replay(hyper["memory_size"], 3), cfg["discount_factor"], -1.0
+    gamma, target_entropy = cfg["discount_factor"], -1.0
 
     def sample(states):
         mean = 2 * torch.tanh(policy(states))
@@ -101,8 +96,8 @@ def sac_parts(hyper: dict) -> tuple:
         with torch.no_grad():
             return sample(states)[0]
 
-    def gradient_step(step):
-        states, actions, rewards, next_states, terminated = replay.batch(cfg["batch_size"])
+    def gradient_step(step, batch):
+        states, actions, rewards, next_states, terminated = batch
         alpha = log_alpha.detach().exp()
         with torch.no_grad():
             next_actions, next_log_prob = sample(next_states)
@@ -134,7 +129,7 @@ def sac_parts(hyper: dict) -> tuple:
     return act, gradient_step, lambda: torch.rand(1, 1) * 4 - 2
 
 
-def td3_parts(hyper: dict) -> tuple:
+def td3_parts(hyper: dict, seed: int, replay: Replay) -> tuple:
     cfg, hidden = hyper["cfg"], hyper["hidden"]
     policy, critics = mlp(3, 1, hidden), [mlp(4, 1, hidden), mlp(4, 1, hidden)]
     target_policy, targets = frozen_copy(policy), [frozen_copy(critic) for critic in critics]
@@ -143,15 +138,15 @@ def td3_parts(hyper: dict) -> tuple:
     critic_optimizer = torch.optim.Adam(critic_parameters, cfg["critic_learning_rate"], fused=True)
     sources = [*policy.parameters(), *critic_parameters]
     destinations = [*target_policy.parameters(), *(p for target in targets for p in target.parameters())]
-    replay, gamma, clip = Replay(hyper["memory_size"], 3), cfg["discount_factor"], cfg["smooth_regularization_clip"]
+    gamma, clip = cfg["discount_factor"], cfg["smooth_regularization_clip"]
 
     def act(states):
         with torch.no_grad():
             actions = 2 * torch.tanh(policy(states))
             return torch.clamp(actions + hyper["exploration_noise_std"] * torch.randn_like(actions), -2, 2)
 
-    def gradient_step(step):
-        states, actions, rewards, next_states, terminated = replay.batch(cfg["batch_size"])
+    def gradient_step(step, batch):
+        states, actions, rewards, next_states, terminated = batch
         with torch.no_grad():
             noise = torch.clamp(hyper["smooth_noise_std"] * torch.randn(actions.shape), -clip, clip)
             next_actions = torch.clamp(2 * torch.tanh(target_policy(next_states)) + noise, -2, 2)
@@ -178,12 +173,12 @@ def td3_parts(hyper: dict) -> tuple:
     return act, gradient_step, lambda: torch.rand(1, 1) * 4 - 2
 
 
-def dqn_parts(hyper: dict) -> tuple:
+def dqn_parts(hyper: dict, seed: int, replay: Replay) -> tuple:
     cfg, hidden = hyper["cfg"], hyper["hidden"]
     q_network = mlp(4, 2, hidden)
     target = frozen_copy(q_network)
     optimizer = torch.optim.Adam(q_network.parameters(), cfg["learning_rate"], fused=True)
-    replay, gamma = Replay(hyper["memory_size"], 4, discrete_actions=2), cfg["discount_factor"]
+    gamma = cfg["discount_factor"]
     epsilon = cfg["exploration"]["final_epsilon"]
 
     def act(states):
@@ -192,8 +187,8 @@ def dqn_parts(hyper: dict) -> tuple:
         with torch.no_grad():
             return q_network(states).argmax(-1, keepdim=True)
 
-    def gradient_step(step):
-        states, actions, rewards, next_states, terminated = replay.batch(cfg["batch_size"])
+    def gradient_step(step, batch):
+        states, actions, rewards, next_states, terminated = batch
         with torch.no_grad():
             y = rewards + gamma * (~terminated) * target(next_states).max(-1, keepdim=True).values
         loss = F.mse_loss(q_network(states).gather(1, actions), y)
@@ -207,56 +202,21 @@ def dqn_parts(hyper: dict) -> tuple:
     return act, gradient_step, lambda: torch.randint(0, 2, (1, 1))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algorithm", choices=("SAC", "TD3", "DQN"), default="SAC")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timesteps", type=int, default=None, help="env steps (default: THROUGHPUT_TIMESTEPS)")
-    args = parser.parse_args()
+def parts(algorithm: str, hyper: dict, seed: int, replay: Replay) -> tuple:
+    """The algorithm's parts, acting on and returning NumPy arrays (what the env takes)."""
     torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
-    hyper = HYPERPARAMETERS[args.algorithm]
-    act, gradient_step, random_action = {"SAC": sac_parts, "TD3": td3_parts, "DQN": dqn_parts}[args.algorithm](hyper)
+    torch.manual_seed(seed)
+    build = {"SAC": sac_parts, "TD3": td3_parts, "DQN": dqn_parts}[algorithm]
+    act, gradient_step, random_action = build(hyper, seed, replay)
 
-    # the env every library gets in off_policy.py: a one-env sync vector env with same-step autoreset (unwrapped)
-    env = gymnasium.make_vec(
-        hyper["env"],
-        num_envs=1,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP},
-    )
-    if isinstance(env.single_action_space, gymnasium.spaces.Discrete):
-        env = SqueezeDiscreteActions(env)  # as off_policy.py's make_env
+    def numpy_act(observations):
+        return act(torch.as_tensor(observations, dtype=torch.float32)).numpy()
 
-    replay = Replay(hyper["memory_size"], env.single_observation_space.shape[0])  # where the loop writes
-    timesteps = args.timesteps or THROUGHPUT_TIMESTEPS[args.algorithm]
-    learning_starts = hyper["cfg"]["learning_starts"]
-    observations = env.reset(seed=args.seed)[0]
-    start = time.perf_counter()
-    for timestep in range(timesteps):  # the throughput protocol's loop, as bare as it gets
-        states = torch.as_tensor(observations, dtype=torch.float32)
-        actions = random_action() if timestep < learning_starts else act(states)
-        observations, rewards, terminated, _, _ = env.step(actions.numpy())
-        row = timestep % replay.rows
-        replay.states[row] = states[0]
-        replay.rewards[row] = float(rewards[0])
-        replay.terminated[row] = bool(terminated[0])
-        if timestep >= learning_starts:
-            gradient_step(timestep)
-    seconds = time.perf_counter() - start
-    result = {
-        "library": "plain torch (floor)",
-        "backend": "torch",
-        "algorithm": args.algorithm,
-        "env": hyper["env"],
-        "seed": args.seed,
-        "torch": torch.__version__,
-        "timesteps": timesteps,
-        "learning_starts": learning_starts,
-        "seconds": round(seconds, 3),
-        "env_steps_per_s": round(timesteps / seconds, 1),
-    }
-    print(json.dumps(result), flush=True)
+    return numpy_act, gradient_step, lambda: random_action().numpy()
+
+
+def main() -> None:
+    run(__doc__, "plain torch (floor)", "torch", torch.__version__, Replay, parts)
 
 
 if __name__ == "__main__":
