@@ -165,6 +165,8 @@ def all_finite(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
     return torch.stack([torch.isfinite(tensor).all() for tensor in tensors])
 
 
+@torch.no_grad()
 def parameters_finite(parameters: Sequence[torch.nn.Parameter]) -> torch.Tensor:
-    """A device bool: every parameter is finite (one fused norm per tensor: cheap enough for every step)."""
+    """A device bool: every parameter is finite (one fused norm per tensor: cheap enough for every step; outside
+    autograd, which would otherwise record the norms of the trainable parameters)."""
     return torch.isfinite(torch.stack(torch._foreach_norm(list(parameters)))).all()
