@@ -1,20 +1,17 @@
 """A2C (torch): config, one update against an independent reference, the KL scheduler, save/load, determinism,
 bad input and one short learning run."""
 
-import gymnasium
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 
 from skrl_like.torch.agents.a2c import A2C, A2C_DEFAULT_CONFIG
-from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
-from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import CategoricalMlp, SharedCategoricalValue, ValueMlp, vector_cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -42,35 +39,11 @@ SPEC_DEFAULTS = {
 }
 
 
-class Policy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        CategoricalMixin.__init__(self)
-        self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, self.num_actions))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        DeterministicMixin.__init__(self)
-        self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, 1))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-def cartpole(num_envs=4):
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
-
-
 def make_a2c(env, rollouts=16, memory_size=None, **cfg):
     cfg = {**A2C_DEFAULT_CONFIG, "rollouts": rollouts, "experiment": NO_FILES, **cfg}
     models = {
-        "policy": Policy(env.observation_space, env.action_space),
-        "value": Value(env.observation_space, env.action_space),
+        "policy": CategoricalMlp(env.observation_space, env.action_space),
+        "value": ValueMlp(env.observation_space, env.action_space),
     }
     memory = RandomMemory(memory_size=memory_size or rollouts, num_envs=env.num_envs, device="cpu")
     return A2C(
@@ -131,7 +104,7 @@ def test_one_update_matches_the_a2c_loss_and_one_adam_step_computed_by_hand():
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     rollouts, num_envs, lr = 6, 3, 1e-2
-    env = cartpole(num_envs)
+    env = vector_cartpole(num_envs)
     agent = make_a2c(
         env,
         rollouts=rollouts,
@@ -178,7 +151,7 @@ def test_one_update_matches_the_a2c_loss_and_one_adam_step_computed_by_hand():
 
 def test_the_state_statistics_are_updated_on_every_mini_batch_of_the_single_pass():
     set_seed(0)
-    env = cartpole(num_envs=2)
+    env = vector_cartpole(num_envs=2)
     agent = make_a2c(
         env,
         rollouts=8,
@@ -200,7 +173,7 @@ def test_the_state_statistics_are_updated_on_every_mini_batch_of_the_single_pass
 
 def test_kl_adaptive_lr_steps_once_per_update_with_the_mean_kl():
     set_seed(0)
-    env = cartpole(num_envs=2)
+    env = vector_cartpole(num_envs=2)
     # a KL threshold of ~0 makes every KL "too high": the rate shrinks by 1.5 once per scheduler step
     agent = make_a2c(
         env,
@@ -214,27 +187,10 @@ def test_kl_adaptive_lr_steps_once_per_update_with_the_mean_kl():
     assert rates == pytest.approx([1e-3 / 1.5, 1e-3 / 1.5**2], rel=1e-6)
 
 
-class Shared(CategoricalMixin, DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        CategoricalMixin.__init__(self, role="policy")
-        DeterministicMixin.__init__(self, role="value")
-        self.body = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh())
-        self.policy_head, self.value_head = nn.Linear(16, self.num_actions), nn.Linear(16, 1)
-
-    def act(self, inputs, role):
-        mixin = CategoricalMixin if role == "policy" else DeterministicMixin
-        return mixin.act(self, inputs, role)
-
-    def compute(self, inputs, role):
-        hidden = self.body(inputs["states"])
-        return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
-
-
 def test_a_model_shared_by_policy_and_value_is_optimised_once_per_step():
     set_seed(0)
-    env = cartpole()
-    model = Shared(env.observation_space, env.action_space)
+    env = vector_cartpole()
+    model = SharedCategoricalValue(env.observation_space, env.action_space)
     agent = A2C(
         models={"policy": model, "value": model},
         memory=RandomMemory(memory_size=8, num_envs=env.num_envs, device="cpu"),
@@ -256,7 +212,7 @@ def test_a_model_shared_by_policy_and_value_is_optimised_once_per_step():
 
 def test_save_load_round_trip_gives_identical_actions(tmp_path):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     first = make_a2c(env, rollouts=8)
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 24}).train()
     path = str(tmp_path / "agent.pt")
@@ -274,7 +230,7 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
 
 def _short_run_losses(seed):
     set_seed(seed)
-    env = cartpole()
+    env = vector_cartpole()
     env._env.reset(seed=seed)
     agent = make_a2c(env, rollouts=8, mini_batches=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 32}).train()
@@ -291,21 +247,21 @@ def test_a_fixed_seed_gives_identical_losses():
 
 
 def test_memory_size_must_equal_rollouts_and_the_error_names_a2c():
-    agent = make_a2c(cartpole(), rollouts=16, memory_size=32)
+    agent = make_a2c(vector_cartpole(), rollouts=16, memory_size=32)
     with pytest.raises(ValueError, match=r"A2C: the memory holds 32 steps but cfg\['rollouts'\] is 16"):
         agent.init(trainer_cfg={"timesteps": 10})
 
 
 def test_unknown_cfg_key_names_a2c_and_the_close_match():
     with pytest.raises(ValueError, match="Unknown key 'mini_batch' in A2C cfg. Did you mean 'mini_batches'"):
-        make_a2c(cartpole(), mini_batch=4)
+        make_a2c(vector_cartpole(), mini_batch=4)
     with pytest.raises(ValueError, match="Unknown key 'learning_epochs' in A2C cfg"):
-        make_a2c(cartpole(), learning_epochs=4)
+        make_a2c(vector_cartpole(), learning_epochs=4)
 
 
 def test_a_nan_reward_is_named_before_anything_changes():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_a2c(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * np.nan)
     before = [p.detach().clone() for p in agent.policy.parameters()]
     with pytest.raises(FloatingPointError, match="A2C.*rollout's rewards contain NaN/inf"):
@@ -326,7 +282,7 @@ def test_a2c_learns_cartpole():
     make_agent = load_example("torch", "a2c_cartpole").make_agent
     torch.set_num_threads(1)
     set_seed(42)
-    env = cartpole(num_envs=8)
+    env = vector_cartpole(num_envs=8)
     env._env.reset(seed=42)
     agent = make_agent(env, experiment=NO_FILES)
     trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 30_000 // 8})

@@ -21,11 +21,11 @@ from cem_reference import (
 )
 
 from skrl_like.torch.agents.cem import CEM, CEM_DEFAULT_CONFIG
-from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -53,12 +53,6 @@ class LinearPolicy(CategoricalMixin, Model):
 
     def compute(self, inputs, role):
         return self.net(inputs["states"]), {}
-
-
-def cartpole(num_envs=1):
-    if num_envs == 1:
-        return wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
 
 
 def make_agent(env, rollouts=200, **cfg):

@@ -11,38 +11,25 @@ import torch
 import torch.nn as nn
 
 from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
-from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
-from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import CategoricalMlp, SharedCategoricalValue, ValueMlp, vector_cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 
 
-class Policy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        CategoricalMixin.__init__(self)
-        self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, self.num_actions))
+class Policy(CategoricalMlp):
+    """This file's categorical policy: 32 hidden units."""
 
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
+    hidden = 32
 
 
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        DeterministicMixin.__init__(self)
-        self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, 1))
+class Value(ValueMlp):
+    """This file's value model: 32 hidden units."""
 
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-def cartpole(num_envs=4):
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
+    hidden = 32
 
 
 def make_ppo(env, rollouts=16, policy_class=Policy, **cfg):
@@ -67,7 +54,7 @@ def make_ppo(env, rollouts=16, policy_class=Policy, **cfg):
 
 def test_one_update_matches_a_reference_loss_computed_with_torch_distributions():
     set_seed(3)
-    env = cartpole(num_envs=2)
+    env = vector_cartpole(num_envs=2)
     agent = make_ppo(
         env,
         rollouts=8,
@@ -142,7 +129,7 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
 
 def test_save_load_round_trip_gives_identical_actions(tmp_path):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     first = make_ppo(env)
     first.init(trainer_cfg={"timesteps": 100})
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 40}).train()
@@ -162,7 +149,7 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
 
 def test_checkpoints_are_written_at_intervals_with_a_best_agent(tmp_path):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(
         env,
         experiment={
@@ -191,7 +178,7 @@ def test_checkpoints_are_written_at_intervals_with_a_best_agent(tmp_path):
 
 
 def test_loading_a_corrupt_checkpoint_names_the_file(tmp_path):
-    agent = make_ppo(cartpole())
+    agent = make_ppo(vector_cartpole())
     path = tmp_path / "agent.pt"
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="could not be read.*corrupt"):
@@ -201,7 +188,7 @@ def test_loading_a_corrupt_checkpoint_names_the_file(tmp_path):
 
 
 def test_loading_a_checkpoint_of_another_architecture_names_the_module(tmp_path):
-    env = cartpole()
+    env = vector_cartpole()
     path = str(tmp_path / "agent.pt")
     make_ppo(env).save(path)
 
@@ -219,7 +206,7 @@ def test_loading_a_checkpoint_of_another_architecture_names_the_module(tmp_path)
 
 def _short_run_losses(seed):
     set_seed(seed)
-    env = cartpole()
+    env = vector_cartpole()
     env._env.reset(seed=seed)  # the wrapper never seeds the env (skrl behaviour): seed it once here
     agent = make_ppo(env, learning_epochs=2)
     trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 48})
@@ -238,11 +225,11 @@ def test_a_fixed_seed_gives_identical_losses():
 
 def test_unknown_cfg_key_suggests_the_close_match():
     with pytest.raises(ValueError, match="Unknown key 'mini_batch' in PPO cfg. Did you mean 'mini_batches'"):
-        make_ppo(cartpole(), mini_batch=4)
+        make_ppo(vector_cartpole(), mini_batch=4)
 
 
 def test_missing_value_model_is_named():
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match=r"PPO needs a model for role\(s\) \['value'\]; got models for \['policy'\]"):
         PPO(
             models={"policy": Policy(env.observation_space, env.action_space)},
@@ -254,7 +241,7 @@ def test_missing_value_model_is_named():
 
 
 def test_model_built_for_another_observation_space_is_rejected():
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match="'value' model was built for an observation space of size 3"):
         PPO(
             models={
@@ -268,7 +255,7 @@ def test_model_built_for_another_observation_space_is_rejected():
 
 
 def test_memory_size_must_equal_rollouts():
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=16)
     agent.memory = RandomMemory(memory_size=32, num_envs=4, device="cpu")
     with pytest.raises(ValueError, match="memory holds 32 steps but cfg\\['rollouts'\\] is 16"):
@@ -277,7 +264,7 @@ def test_memory_size_must_equal_rollouts():
 
 def test_nan_rewards_stop_the_update_with_a_clear_error():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
     with pytest.raises(
         FloatingPointError,
@@ -288,7 +275,7 @@ def test_nan_rewards_stop_the_update_with_a_clear_error():
 
 def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     with torch.no_grad():
         for parameter in agent.value.parameters():
@@ -305,7 +292,7 @@ def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
 
 def test_two_ppo_agents_share_one_vector_env():
     set_seed(0)
-    env = cartpole(num_envs=6)
+    env = vector_cartpole(num_envs=6)
 
     def models():
         return {
@@ -343,7 +330,7 @@ def test_ppo_learns_cartpole_within_20k_steps():
     make_agent = load_example("torch", "ppo_cartpole").make_agent
     torch.set_num_threads(1)
     set_seed(42)
-    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"), verbose=False)
+    env = vector_cartpole(num_envs=8)
     env._env.reset(seed=42)
     agent = make_agent(env, experiment=NO_FILES)
     trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 20_000 // 8})
@@ -354,7 +341,7 @@ def test_ppo_learns_cartpole_within_20k_steps():
 
 def test_a_tuple_of_memories_feeds_every_secondary_memory():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     primary, secondary = agent.memory, RandomMemory(memory_size=8, num_envs=4, device="cpu")
     secondary.create_tensor("rewards", 1)
@@ -373,7 +360,7 @@ def test_a_tuple_of_memories_feeds_every_secondary_memory():
 
 def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, random_timesteps=4)
     agent.init(trainer_cfg={"timesteps": 8})
     states = torch.randn(64, 4)
@@ -418,7 +405,7 @@ def count_steps(agent):
 
 def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     agent.init(trainer_cfg={"timesteps": 12})
     before = [p.detach().clone() for p in agent.policy.parameters()]
@@ -434,7 +421,7 @@ def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
 
 def test_kl_threshold_stops_each_epoch_at_the_first_mini_batch_over_it():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     # the first mini-batch has ratio 1 (KL 0) and steps; every later one has KL > 1e-12 and stops its epoch
     agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, kl_threshold=1e-12)
     agent.init(trainer_cfg={"timesteps": 8})
@@ -450,7 +437,7 @@ def test_kl_threshold_stops_each_epoch_at_the_first_mini_batch_over_it():
 
 def test_learning_starts_delays_the_first_update():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, learning_starts=6)
     agent.init(trainer_cfg={"timesteps": 12})
     drive(agent, env, 12)
@@ -467,7 +454,7 @@ def test_mixed_precision_runs_forward_passes_under_autocast_on_cpu():
             return super().compute(inputs, role)
 
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, mixed_precision=True)
     agent.value = agent.models["value"] = agent.checkpoint_modules["value"] = SpyValue(
         env.observation_space, env.action_space
@@ -499,29 +486,12 @@ EDGE_CFG = dict(
 )
 
 
-class Shared(CategoricalMixin, DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        CategoricalMixin.__init__(self, role="policy")
-        DeterministicMixin.__init__(self, role="value")
-        self.body = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh())
-        self.policy_head, self.value_head = nn.Linear(16, self.num_actions), nn.Linear(16, 1)
-
-    def act(self, inputs, role):
-        mixin = CategoricalMixin if role == "policy" else DeterministicMixin
-        return mixin.act(self, inputs, role)
-
-    def compute(self, inputs, role):
-        hidden = self.body(inputs["states"])
-        return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
-
-
 @pytest.mark.parametrize("shared", [False, True])
 def test_a_one_sample_rollout_at_the_edges_of_every_range_trains(shared):
     set_seed(0)
-    env = cartpole(num_envs=1)
+    env = vector_cartpole(num_envs=1)
     if shared:
-        model = Shared(env.observation_space, env.action_space)
+        model = SharedCategoricalValue(env.observation_space, env.action_space)
         models = {"policy": model, "value": model}
     else:
         models = {
@@ -544,7 +514,7 @@ def test_a_one_sample_rollout_at_the_edges_of_every_range_trains(shared):
 
 def test_a_parameter_that_goes_non_finite_in_the_update_is_named():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     agent.init(trainer_cfg={"timesteps": 8})
     original = agent.optimizer.step
@@ -570,7 +540,7 @@ def test_a_categorical_policy_with_the_wrong_number_of_outputs_is_rejected(outpu
             super().__init__(observation_space, action_space, device)
             self.net[2] = nn.Linear(32, outputs)
 
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(
         ValueError, match=f"'policy' model .Narrow, categorical outputs. produces {outputs} outputs.*needs 2"
     ):
@@ -583,7 +553,7 @@ def test_a_value_model_with_more_than_one_output_is_rejected():
             super().__init__(observation_space, action_space, device)
             self.net[2] = nn.Linear(32, 2)
 
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match="'value' model .Wide.* produces 2 outputs.*needs 1"):
         PPO(
             models={
@@ -610,7 +580,7 @@ def test_a_value_model_with_more_than_one_output_is_rejected():
     ],
 )
 def test_config_values_are_checked_with_the_fix_named(key, value, fix):
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match=f"PPO cfg.*{key}.* must be .*{re.escape(fix)}"):
         make_ppo(env, **{key: value})
 
@@ -621,7 +591,7 @@ def test_kl_early_stopping_at_the_first_mini_batch_of_every_epoch_skips_the_upda
     from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(
         env,
         rollouts=4,
@@ -641,7 +611,7 @@ def test_kl_early_stopping_at_the_first_mini_batch_of_every_epoch_skips_the_upda
 
 def test_cpu_scalars_are_tracked_as_floats():
     # a kept 0-d CPU tensor pins the memory freed around it (an off-policy run with writing off grew per step)
-    agent = make_ppo(cartpole())
+    agent = make_ppo(vector_cartpole())
     agent.track_data("Loss / x", torch.tensor(1.5))
     agent.track_data("Loss / x", torch.tensor([2.5]))
     assert agent.tracking_data["Loss / x"] == [1.5, 2.5]

@@ -16,6 +16,7 @@ from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import ValueMlp
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -50,14 +51,10 @@ class MlpPolicy(LinearPolicy):
         self.linear = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, self.num_actions))
 
 
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        DeterministicMixin.__init__(self)
-        self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, 1))
+class Value(ValueMlp):
+    """This file's value model: 32 hidden units."""
 
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
+    hidden = 32
 
 
 def make_trpo(rollouts=8, num_envs=2, policy=None, observation_space=OBSERVATIONS, action_space=ACTIONS, **cfg):
@@ -379,7 +376,7 @@ def test_a_value_model_shared_with_the_policy_is_rejected():
 def test_a_memory_size_other_than_rollouts_is_rejected_at_construction():
     with pytest.raises(ValueError, match=r"memory holds 8 steps but cfg\['rollouts'\] is 16.*memory_size="):
         TRPO(
-            models={"policy": LinearPolicy(), "value": Value()},
+            models={"policy": LinearPolicy(), "value": Value(OBSERVATIONS, ACTIONS)},
             memory=RandomMemory(memory_size=8, num_envs=2, device="cpu"),
             cfg={"rollouts": 16, "experiment": NO_FILES},
             observation_space=OBSERVATIONS,

@@ -1,0 +1,72 @@
+"""The tiny torch models and CartPole builders that several torch test files use (the JAX mirror: tests/jax/models.py).
+
+The widths are class attributes so that a file whose numbers were taken with another width binds it once with a
+two-line subclass; every model draws its parameters in the same order as the copies it replaced.
+"""
+
+import gymnasium
+import torch.nn as nn
+
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, Model
+
+
+class CategoricalMlp(CategoricalMixin, Model):
+    """A categorical policy: logits from one Tanh layer of ``hidden`` units."""
+
+    hidden = 16
+
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self)
+        self.net = nn.Sequential(
+            nn.Linear(self.num_observations, self.hidden), nn.Tanh(), nn.Linear(self.hidden, self.num_actions)
+        )
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class ValueMlp(DeterministicMixin, Model):
+    """A state value: one output from one Tanh layer of ``hidden`` units."""
+
+    hidden = 16
+
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        DeterministicMixin.__init__(self)
+        self.net = nn.Sequential(nn.Linear(self.num_observations, self.hidden), nn.Tanh(), nn.Linear(self.hidden, 1))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class SharedCategoricalValue(CategoricalMixin, DeterministicMixin, Model):
+    """One model for both roles: a Tanh body of 16 units with a logits head (policy) and a value head (value)."""
+
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        CategoricalMixin.__init__(self, role="policy")
+        DeterministicMixin.__init__(self, role="value")
+        self.body = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh())
+        self.policy_head, self.value_head = nn.Linear(16, self.num_actions), nn.Linear(16, 1)
+
+    def act(self, inputs, role):
+        mixin = CategoricalMixin if role == "policy" else DeterministicMixin
+        return mixin.act(self, inputs, role)
+
+    def compute(self, inputs, role):
+        hidden = self.body(inputs["states"])
+        return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
+
+
+def vector_cartpole(num_envs=4):
+    """CartPole-v1 as a synchronous gymnasium vector env (even of one env), wrapped."""
+    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
+
+
+def cartpole(num_envs=1):
+    """CartPole-v1 wrapped: the plain env for one env, a synchronous vector env for more."""
+    if num_envs == 1:
+        return wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
+    return vector_cartpole(num_envs)
