@@ -1,53 +1,26 @@
 """A2C (JAX): config, compilation, the entropy bonus in the gradient, the KL scheduler, save/load, determinism and
 bad input (the update's numbers are checked against torch in tests/test_a2c_backends_agree.py)."""
 
-import flax.linen as nn
-import gymnasium
 import jax
 import numpy as np
 import pytest
 
 from skrl_like.jax.agents.a2c import A2C, A2C_DEFAULT_CONFIG
-from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.torch.agents.a2c import A2C_DEFAULT_CONFIG as TORCH_A2C_DEFAULT_CONFIG
 from skrl_like.utils import set_seed
+from tests.jax.models import CategoricalMlp, ValueMlp, vector_cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 
 
-class Policy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        CategoricalMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(self.num_actions)(nn.tanh(nn.Dense(16)(inputs["states"]))), {}
-
-
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(1)(nn.tanh(nn.Dense(16)(inputs["states"]))), {}
-
-
-def cartpole(num_envs=4):
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
-
-
 def make_a2c(env, rollouts=8, memory_size=None, **cfg):
     models = {
-        "policy": Policy(env.observation_space, env.action_space),
-        "value": Value(env.observation_space, env.action_space),
+        "policy": CategoricalMlp(env.observation_space, env.action_space),
+        "value": ValueMlp(env.observation_space, env.action_space),
     }
     for role, model in models.items():
         model.init_state_dict(role)
@@ -67,7 +40,7 @@ def test_the_default_config_is_torchs_without_mixed_precision():
 
 def test_act_and_update_compile_once_across_updates():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_a2c(env, rollouts=8, mini_batches=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 24}).train()  # three updates
     assert len(agent.tracking_data["Loss / Policy loss"]) == 3
@@ -77,7 +50,7 @@ def test_act_and_update_compile_once_across_updates():
 
 def _policy_after_one_update(entropy_loss_scale):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     env._env.reset(seed=0)
     agent = make_a2c(env, rollouts=8, entropy_loss_scale=entropy_loss_scale)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 8}).train()
@@ -97,7 +70,7 @@ def test_the_entropy_bonus_is_part_of_the_policy_gradient():
 
 def test_kl_adaptive_lr_steps_once_per_update_without_recompiling():
     set_seed(0)
-    env = cartpole(num_envs=2)
+    env = vector_cartpole(num_envs=2)
     agent = make_a2c(
         env,
         rollouts=8,
@@ -113,7 +86,7 @@ def test_kl_adaptive_lr_steps_once_per_update_without_recompiling():
 
 def test_save_load_round_trip_restores_params_and_optimizer(tmp_path):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     first = make_a2c(env)
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 16}).train()
     path = str(tmp_path / "agent.pickle")
@@ -134,7 +107,7 @@ def test_save_load_round_trip_restores_params_and_optimizer(tmp_path):
 
 def _short_run_losses(seed):
     set_seed(seed)
-    env = cartpole()
+    env = vector_cartpole()
     env._env.reset(seed=seed)
     agent = make_a2c(env, mini_batches=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 32}).train()
@@ -148,7 +121,7 @@ def test_a_fixed_seed_gives_identical_losses():
 
 
 def test_memory_size_must_equal_rollouts_and_the_error_names_a2c():
-    agent = make_a2c(cartpole(), rollouts=16, memory_size=32)
+    agent = make_a2c(vector_cartpole(), rollouts=16, memory_size=32)
     with pytest.raises(ValueError, match=r"A2C: the memory holds 32 steps but cfg\['rollouts'\] is 16"):
         agent.init(trainer_cfg={"timesteps": 10})
 
@@ -156,6 +129,6 @@ def test_memory_size_must_equal_rollouts_and_the_error_names_a2c():
 def test_unknown_cfg_key_names_a2c_and_the_default_is_never_mutated():
     before = {k: v for k, v in A2C_DEFAULT_CONFIG.items() if k != "experiment"}
     with pytest.raises(ValueError, match="Unknown key 'mini_batch' in A2C cfg. Did you mean 'mini_batches'"):
-        make_a2c(cartpole(), mini_batch=4)
-    make_a2c(cartpole(), rollouts=32, learning_rate=0.5)
+        make_a2c(vector_cartpole(), mini_batch=4)
+    make_a2c(vector_cartpole(), rollouts=32, learning_rate=0.5)
     assert {k: v for k, v in A2C_DEFAULT_CONFIG.items() if k != "experiment"} == before

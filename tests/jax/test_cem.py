@@ -22,11 +22,11 @@ from cem_reference import (
 
 from skrl_like import config
 from skrl_like.jax.agents.cem import CEM, CEM_DEFAULT_CONFIG
-from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.jax.models import cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -55,12 +55,6 @@ class LinearPolicy(CategoricalMixin, Model):
     @nn.compact
     def __call__(self, inputs, role):
         return nn.Dense(3, name="linear")(inputs["states"]), {}
-
-
-def cartpole(num_envs=1):
-    if num_envs == 1:
-        return wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
 
 
 def make_agent(env, rollouts=200, **cfg):

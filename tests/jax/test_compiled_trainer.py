@@ -20,25 +20,16 @@ from skrl_like.jax.agents.rpo import RPO, RPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model  # noqa: E402
+from skrl_like.jax.models import GaussianMixin, Model  # noqa: E402
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
+from tests.jax.models import CategoricalMlp, ValueMlp  # noqa: E402
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"disable_progressbar": True, "close_environment_at_exit": False}
 ROLLOUTS, NUM_ENVS = 8, 2
-
-
-class Policy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        CategoricalMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(self.num_actions)(nn.tanh(nn.Dense(16)(inputs["states"]))), {}
 
 
 class GaussianPolicy(GaussianMixin, Model):
@@ -57,16 +48,6 @@ class GaussianPolicy(GaussianMixin, Model):
         )
         log_std = self.param("log_std_parameter", lambda _: jnp.full(self.num_actions, -0.5, jnp.float32))
         return mean + perturbation, log_std, {}
-
-
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(1)(nn.tanh(nn.Dense(16)(inputs["states"]))), {}
 
 
 def gymnax_env(name="CartPole-v1", max_steps=6, num_envs=NUM_ENVS):
@@ -95,14 +76,14 @@ PPO_OPTIONS = {
 def make_agent(env, algorithm="PPO", seed=0, memory_size=ROLLOUTS, memory_envs=None, **cfg):
     set_seed(seed)
     algorithm_class, defaults, policy_class = {
-        "PPO": (PPO, PPO_DEFAULT_CONFIG, Policy),
-        "A2C": (A2C, A2C_DEFAULT_CONFIG, Policy),
+        "PPO": (PPO, PPO_DEFAULT_CONFIG, CategoricalMlp),
+        "A2C": (A2C, A2C_DEFAULT_CONFIG, CategoricalMlp),
         "RPO": (RPO, RPO_DEFAULT_CONFIG, GaussianPolicy),
         "TRPO": (TRPO, TRPO_DEFAULT_CONFIG, GaussianPolicy),
     }[algorithm]
     models = {
         "policy": policy_class(env.observation_space, env.action_space),
-        "value": Value(env.observation_space, env.action_space),
+        "value": ValueMlp(env.observation_space, env.action_space),
     }
     for role, model in models.items():
         model.init_state_dict(role)

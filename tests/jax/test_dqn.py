@@ -16,11 +16,11 @@ from strategies import wrap_random_env
 
 from skrl_like import config
 from skrl_like.jax.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAULT_CONFIG
-from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.jax.models import cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -55,12 +55,6 @@ class TwoOutputs(LinearQ):
     @nn.compact
     def __call__(self, inputs, role):
         return nn.Dense(2, name="linear")(inputs["states"]), {}
-
-
-def cartpole(num_envs=1):
-    if num_envs == 1:
-        return wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
 
 
 def make_models(observation_space, action_space, q_class=QNetwork):

@@ -5,46 +5,32 @@ import math
 import re
 
 import flax.linen as nn
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
-from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
 from skrl_like.jax.resources.optimizers import adam as adam_module
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.jax.models import CategoricalMlp, ValueMlp, vector_cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 
 
-class Policy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        CategoricalMixin.__init__(self)
+class Policy(CategoricalMlp):
+    """This file's categorical policy: 32 hidden units."""
 
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(self.num_actions)(nn.tanh(nn.Dense(32)(inputs["states"]))), {}
+    hidden = 32
 
 
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
+class Value(ValueMlp):
+    """This file's value model: 32 hidden units."""
 
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(1)(nn.tanh(nn.Dense(32)(inputs["states"]))), {}
-
-
-def cartpole(num_envs=4):
-    return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
+    hidden = 32
 
 
 def make_ppo(env, rollouts=16, policy_class=None, **cfg):
@@ -66,7 +52,7 @@ def make_ppo(env, rollouts=16, policy_class=None, **cfg):
 
 def test_act_and_update_compile_once_across_updates():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=8, learning_epochs=2, mini_batches=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 24}).train()  # three updates
     assert len(agent.tracking_data["Loss / Policy loss"]) == 3
@@ -78,7 +64,7 @@ def test_kl_adaptive_learning_rate_changes_without_recompiling():
     from skrl_like.jax.resources.schedulers import KLAdaptiveLR
 
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(
         env, rollouts=8, learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 1e-20}
     )  # KL always "too high": lr shrinks
@@ -93,7 +79,7 @@ def test_save_load_round_trip_restores_params_optimizer_and_statistics(tmp_path)
     from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     scaler = {"state_preprocessor": RunningStandardScaler, "state_preprocessor_kwargs": {"size": 4}}
     first = make_ppo(env, rollouts=8, **scaler)
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 16}).train()
@@ -119,12 +105,12 @@ def test_loading_a_corrupt_checkpoint_names_the_file(tmp_path):
     path = tmp_path / "agent.pickle"
     path.write_bytes(b"garbage")
     with pytest.raises(ValueError, match="could not be read"):
-        make_ppo(cartpole()).load(str(path))
+        make_ppo(vector_cartpole()).load(str(path))
 
 
 def _short_run_losses(seed):
     set_seed(seed)
-    env = cartpole()
+    env = vector_cartpole()
     env._env.reset(seed=seed)
     agent = make_ppo(env, learning_epochs=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 48}).train()
@@ -139,11 +125,11 @@ def test_a_fixed_seed_gives_identical_losses():
 
 def test_unknown_cfg_key_suggests_the_close_match():
     with pytest.raises(ValueError, match="Did you mean 'learning_epochs'"):
-        make_ppo(cartpole(), learning_epoch=4)
+        make_ppo(vector_cartpole(), learning_epoch=4)
 
 
 def test_models_without_parameters_are_rejected_with_the_fix():
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match=r"call policy.init_state_dict\('policy'\)"):
         PPO(
             models={
@@ -156,7 +142,7 @@ def test_models_without_parameters_are_rejected_with_the_fix():
 
 
 def test_nan_rewards_stop_the_update_with_a_clear_error():
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, rewards_shaper=lambda rewards, timestep, timesteps: rewards * math.nan)
     with pytest.raises(
         FloatingPointError,
@@ -166,7 +152,7 @@ def test_nan_rewards_stop_the_update_with_a_clear_error():
 
 
 def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     value = agent.value
     value.state_dict = value.state_dict.replace(
@@ -181,7 +167,7 @@ def test_nan_value_estimates_stop_the_update_before_any_weight_changes():
 
 def test_the_default_config_is_never_mutated():
     before = {k: v for k, v in PPO_DEFAULT_CONFIG.items() if k != "experiment"}
-    make_ppo(cartpole(), rollouts=32, learning_rate=0.5)
+    make_ppo(vector_cartpole(), rollouts=32, learning_rate=0.5)
     assert {k: v for k, v in PPO_DEFAULT_CONFIG.items() if k != "experiment"} == before
 
 
@@ -191,7 +177,7 @@ def test_ppo_learns_cartpole_within_20k_steps():
 
     make_agent = load_example("jax", "ppo_cartpole").make_agent
     set_seed(42)
-    env = wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync"), verbose=False)
+    env = vector_cartpole(num_envs=8)
     env._env.reset(seed=42)
     trainer = SequentialTrainer(env=env, agents=make_agent(env, experiment=NO_FILES), cfg={**QUIET, "timesteps": 2500})
     trainer.train()
@@ -201,7 +187,7 @@ def test_ppo_learns_cartpole_within_20k_steps():
 
 def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, random_timesteps=4)
     agent.init(trainer_cfg={"timesteps": 8})
     states = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
@@ -216,7 +202,7 @@ def test_random_timesteps_give_the_log_probability_of_the_random_action_taken():
 
 def test_evaluation_plays_the_most_likely_action():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env)
     agent.init(trainer_cfg={"timesteps": 1})
     states = np.random.default_rng(1).normal(size=(4, 4)).astype(np.float32)
@@ -226,7 +212,7 @@ def test_evaluation_plays_the_most_likely_action():
 
 def test_a_loaded_optimizer_state_is_what_the_next_update_continues_from(tmp_path):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     first = make_ppo(env, rollouts=8, learning_epochs=1, mini_batches=2)
     SequentialTrainer(env=env, agents=first, cfg={**QUIET, "timesteps": 16}).train()  # two updates: 4 Adam steps
     path = str(tmp_path / "agent.pickle")
@@ -267,7 +253,7 @@ def leaves(params):
 
 def test_an_agent_in_eval_mode_never_updates_in_a_manual_loop():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4)
     agent.init(trainer_cfg={"timesteps": 12})
     before = leaves(agent.policy.state_dict.params)
@@ -297,7 +283,7 @@ def count_optimizer_steps(monkeypatch):
 
 def test_kl_threshold_stops_each_epoch_at_the_first_mini_batch_over_it(monkeypatch):
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     calls = count_optimizer_steps(monkeypatch)
     # the first mini-batch has ratio 1 (KL 0) and steps; every later one has KL > 1e-12 and stops its epoch
     agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, kl_threshold=1e-12)
@@ -317,7 +303,7 @@ def test_kl_threshold_early_stopping_changes_the_update_compiled():
     # compiled (no spy): a tiny threshold leaves the weights much closer to the start than no threshold does
     def distance(**cfg):
         set_seed(0)
-        env = cartpole()
+        env = vector_cartpole()
         env._env.reset(seed=0)
         agent = make_ppo(env, rollouts=8, learning_epochs=4, mini_batches=4, **cfg)
         agent.init(trainer_cfg={"timesteps": 8})
@@ -334,7 +320,7 @@ def test_kl_threshold_early_stopping_changes_the_update_compiled():
 
 def test_learning_starts_delays_the_first_update():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, learning_starts=6)
     agent.init(trainer_cfg={"timesteps": 12})
     drive(agent, env, 12)
@@ -360,7 +346,7 @@ EDGE_CFG = dict(
 
 def test_a_one_sample_rollout_at_the_edges_of_every_range_trains():
     set_seed(0)
-    env = cartpole(num_envs=1)
+    env = vector_cartpole(num_envs=1)
     agent = make_ppo(env, **{**EDGE_CFG, "experiment": NO_FILES})
     agent.init(trainer_cfg={"timesteps": 6})
     drive(agent, env, 6)
@@ -370,7 +356,7 @@ def test_a_one_sample_rollout_at_the_edges_of_every_range_trains():
 
 def test_a_zero_learning_rate_leaves_the_weights_unchanged():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, learning_rate=0)
     agent.init(trainer_cfg={"timesteps": 4})
     before = leaves(agent.policy.state_dict.params)
@@ -391,7 +377,7 @@ class NaNGradientPolicy(Policy):
 
 def test_a_parameter_that_goes_non_finite_in_the_update_is_named_and_nothing_is_committed():
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(env, rollouts=4, policy_class=NaNGradientPolicy, grad_norm_clip=0.0)
     agent.init(trainer_cfg={"timesteps": 4})
     policy_before, value_before = leaves(agent.policy.state_dict.params), leaves(agent.value.state_dict.params)
@@ -420,7 +406,7 @@ def test_a_categorical_policy_with_the_wrong_number_of_outputs_is_rejected(outpu
         def __call__(self, inputs, role):
             return nn.Dense(outputs)(inputs["states"]), {}
 
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(
         ValueError, match=f"'policy' model .Narrow, categorical outputs. produces {outputs} outputs.*needs 2"
     ):
@@ -433,7 +419,7 @@ def test_a_value_model_with_more_than_one_output_is_rejected():
         def __call__(self, inputs, role):
             return nn.Dense(2)(inputs["states"]), {}
 
-    env = cartpole()
+    env = vector_cartpole()
     models = {
         "policy": Policy(env.observation_space, env.action_space),
         "value": Wide(env.observation_space, env.action_space),
@@ -457,7 +443,7 @@ def test_a_value_model_with_more_than_one_output_is_rejected():
     ],
 )
 def test_config_values_are_checked_with_the_fix_named(key, value, fix):
-    env = cartpole()
+    env = vector_cartpole()
     with pytest.raises(ValueError, match=f"PPO cfg.*{key}.* must be .*{re.escape(fix)}"):
         make_ppo(env, **{key: value})
 
@@ -467,7 +453,7 @@ def test_no_recompilation_after_warm_up_with_a_schedule_and_early_stopping():
     from skrl_like.jax.resources.schedulers import KLAdaptiveLR
 
     set_seed(0)
-    env = cartpole()
+    env = vector_cartpole()
     agent = make_ppo(
         env,
         rollouts=4,
@@ -487,7 +473,7 @@ def test_no_recompilation_after_warm_up_with_a_schedule_and_early_stopping():
 
 def test_cpu_scalars_are_tracked_as_floats():
     # a kept CPU array holds its buffer (a DQN run with writing off grew by ~7 kB per update)
-    agent = make_ppo(cartpole())
+    agent = make_ppo(vector_cartpole())
     agent.track_data("Loss / x", jnp.float32(1.5))
     agent.track_data("Loss / x", jnp.array([2.5]))
     assert agent.tracking_data["Loss / x"] == [1.5, 2.5]

@@ -13,10 +13,11 @@ from skrl_like.jax.agents.ppo import PPO_DEFAULT_CONFIG
 from skrl_like.jax.agents.rpo import RPO, RPO_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model
+from skrl_like.jax.models import GaussianMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.torch.agents.rpo import RPO_DEFAULT_CONFIG as TORCH_RPO_DEFAULT_CONFIG
 from skrl_like.utils import set_seed
+from tests.jax.models import ValueMlp
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -41,16 +42,6 @@ class Policy(GaussianMixin, Model):
         return mean + perturbation, log_std, {}
 
 
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(1)(nn.tanh(nn.Dense(16)(inputs["states"]))), {}
-
-
 def pendulum(num_envs=2):
     return wrap_env(gymnasium.make_vec("Pendulum-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)
 
@@ -58,7 +49,7 @@ def pendulum(num_envs=2):
 def make_rpo(env, rollouts=8, memory_size=None, action_space=None, **cfg):
     models = {
         "policy": Policy(env.observation_space, env.action_space),
-        "value": Value(env.observation_space, env.action_space),
+        "value": ValueMlp(env.observation_space, env.action_space),
     }
     for role, model in models.items():
         model.init_state_dict(role)

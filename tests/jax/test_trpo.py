@@ -13,9 +13,10 @@ from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG
 from skrl_like.jax.agents.trpo.trpo import Trial, conjugate_gradient, gaussian_kl, line_search
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
+from skrl_like.jax.models import CategoricalMixin, GaussianMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.jax.models import ValueMlp
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -36,14 +37,10 @@ class LinearPolicy(GaussianMixin, Model):
         return nn.Dense(self.num_actions, name="linear")(inputs["states"]), log_std, {}
 
 
-class Value(DeterministicMixin, Model):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
+class Value(ValueMlp):
+    """This file's value model: 32 hidden units."""
 
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(1)(nn.tanh(nn.Dense(32)(inputs["states"]))), {}
+    hidden = 32
 
 
 def make_trpo(rollouts=8, num_envs=2, policy=None, observation_space=OBSERVATIONS, action_space=ACTIONS, **cfg):
@@ -258,7 +255,7 @@ def test_the_same_model_in_both_roles_is_rejected():
 
 
 def test_a_memory_size_other_than_rollouts_is_rejected_at_construction():
-    policy, value = LinearPolicy(), Value()
+    policy, value = LinearPolicy(), Value(OBSERVATIONS, ACTIONS)
     policy.init_state_dict("policy")
     value.init_state_dict("value")
     with pytest.raises(ValueError, match=r"memory holds 8 steps but cfg\['rollouts'\] is 16"):
