@@ -2,84 +2,30 @@
 losses, learning rate (KLAdaptiveLR on the mean KL) and new weights, to 1e-4. The entropy bonus is in both
 gradients (skrl 1.4.3's JAX A2C left it out)."""
 
-import flax.linen as fnn
-import gymnasium
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
-import torch.nn as tnn
+from agree_models import (
+    ACTIONS,
+    OBSERVATIONS,
+    JaxPolicy,
+    JaxValue,
+    TorchPolicy,
+    TorchValue,
+    flax_params,
+    record_rollout_and_update,
+)
 
 from skrl_like.jax.agents.a2c import A2C as JaxA2C
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.jax.models import CategoricalMixin as JaxCategorical
-from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
-from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR as JaxKLAdaptiveLR
 from skrl_like.torch.agents.a2c import A2C as TorchA2C
 from skrl_like.torch.memories import RandomMemory as TorchMemory
-from skrl_like.torch.models import CategoricalMixin as TorchCategorical
-from skrl_like.torch.models import DeterministicMixin as TorchDeterministic
-from skrl_like.torch.models import Model as TorchModel
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR as TorchKLAdaptiveLR
 
-OBSERVATIONS = gymnasium.spaces.Box(-np.inf, np.inf, (4,))
-ACTIONS = gymnasium.spaces.Discrete(3)
-ROLLOUTS, NUM_ENVS, HIDDEN = 8, 4, 16
-
-
-class TorchPolicy(TorchCategorical, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchCategorical.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 3))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class TorchValue(TorchDeterministic, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchDeterministic.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class JaxPolicy(JaxCategorical, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxCategorical.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(3, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-class JaxValue(JaxDeterministic, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxDeterministic.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-def _flax_params(torch_net):
-    hidden, output = torch_net[0], torch_net[2]
-
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": as_dense(hidden), "output": as_dense(output)}}
+ROLLOUTS, NUM_ENVS = 8, 4
 
 
 CFG = {
@@ -112,8 +58,8 @@ def test_one_a2c_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
     jax_policy, jax_value = JaxPolicy(), JaxValue()
     jax_policy.init_state_dict("policy")
     jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy.net))
-    jax_value.state_dict = jax_value.state_dict.replace(params=_flax_params(torch_value.net))
+    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
 
     cfg = {**CFG, "time_limit_bootstrap": time_limit_bootstrap}
     torch_agent = TorchA2C(
@@ -142,20 +88,9 @@ def test_one_a2c_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
         action_space=ACTIONS,
     )
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
-        agent.init(trainer_cfg={"timesteps": ROLLOUTS})
-        for t in range(ROLLOUTS):
-            agent.record_transition(
-                states=to_array(states[t]),
-                actions=to_array(actions[t].astype(np.float32)),
-                rewards=to_array(rewards[t]),
-                next_states=to_array(states[t + 1] if t + 1 < ROLLOUTS else last_states),
-                terminated=to_array(terminated[t]),
-                truncated=to_array(truncated[t]),
-                infos={},
-                timestep=t,
-                timesteps=ROLLOUTS,
-            )
-        agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
+        record_rollout_and_update(
+            agent, to_array, states, actions.astype(np.float32), rewards, terminated, truncated, last_states
+        )
 
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss", "Learning / Learning rate"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
@@ -163,8 +98,8 @@ def test_one_a2c_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
         ), tag
     # the KL of an update at lr 3e-3 is far above 1e-6: both rates were divided by 1.5 once
     assert float(jax_agent.tracking_data["Learning / Learning rate"][0]) == pytest.approx(3e-3 / 1.5, rel=1e-6)
-    for torch_net, jax_model in ((torch_policy.net, jax_policy), (torch_value.net, jax_value)):
-        updated = _flax_params(torch_net)["params"]
+    for torch_model, jax_model in ((torch_policy, jax_policy), (torch_value, jax_value)):
+        updated = flax_params(torch_model)["params"]
         for layer in ("hidden", "output"):
             for name in ("kernel", "bias"):
                 np.testing.assert_allclose(

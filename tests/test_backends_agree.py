@@ -2,82 +2,28 @@
 gives the same losses (to 1e-4) and new weights. The transitions go through ``record_transition``, so the
 log-probabilities, value estimates and truncation bootstrap the update computes are each backend's own."""
 
-import flax.linen as fnn
-import gymnasium
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
-import torch.nn as tnn
+from agree_models import (
+    ACTIONS,
+    OBSERVATIONS,
+    JaxPolicy,
+    JaxValue,
+    TorchPolicy,
+    TorchValue,
+    flax_params,
+    record_rollout_and_update,
+)
 
 from skrl_like.jax.agents.ppo import PPO as JaxPPO
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.jax.models import CategoricalMixin as JaxCategorical
-from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
-from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
 from skrl_like.torch.agents.ppo import PPO as TorchPPO
 from skrl_like.torch.memories import RandomMemory as TorchMemory
-from skrl_like.torch.models import CategoricalMixin as TorchCategorical
-from skrl_like.torch.models import DeterministicMixin as TorchDeterministic
-from skrl_like.torch.models import Model as TorchModel
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
 
-OBSERVATIONS = gymnasium.spaces.Box(-np.inf, np.inf, (4,))
-ACTIONS = gymnasium.spaces.Discrete(3)
-ROLLOUTS, NUM_ENVS, HIDDEN = 8, 4, 16
-
-
-class TorchPolicy(TorchCategorical, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchCategorical.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 3))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class TorchValue(TorchDeterministic, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchDeterministic.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class JaxPolicy(JaxCategorical, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxCategorical.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(3, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-class JaxValue(JaxDeterministic, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxDeterministic.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-def _flax_params(torch_net):
-    hidden, output = torch_net[0], torch_net[2]
-
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": as_dense(hidden), "output": as_dense(output)}}
+ROLLOUTS, NUM_ENVS = 8, 4
 
 
 CFG = {
@@ -110,8 +56,8 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
     jax_policy, jax_value = JaxPolicy(), JaxValue()
     jax_policy.init_state_dict("policy")
     jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy.net))
-    jax_value.state_dict = jax_value.state_dict.replace(params=_flax_params(torch_value.net))
+    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
 
     scalers = {
         "state_preprocessor_kwargs": {"size": 4},
@@ -134,26 +80,15 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
         action_space=ACTIONS,
     )
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
-        agent.init(trainer_cfg={"timesteps": ROLLOUTS})
-        for t in range(ROLLOUTS):
-            agent.record_transition(
-                states=to_array(states[t]),
-                actions=to_array(actions[t].astype(np.float32)),
-                rewards=to_array(rewards[t]),
-                next_states=to_array(states[t + 1] if t + 1 < ROLLOUTS else last_states),
-                terminated=to_array(terminated[t]),
-                truncated=to_array(truncated[t]),
-                infos={},
-                timestep=t,
-                timesteps=ROLLOUTS,
-            )
-        agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
+        record_rollout_and_update(
+            agent, to_array, states, actions.astype(np.float32), rewards, terminated, truncated, last_states
+        )
 
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4
         )
-    updated = _flax_params(torch_policy.net)["params"]
+    updated = flax_params(torch_policy)["params"]
     for layer in ("hidden", "output"):
         for name in ("kernel", "bias"):
             np.testing.assert_allclose(

@@ -4,6 +4,7 @@ the same data from the same weights gives the same per-agent losses and new weig
 import numpy as np
 import pytest
 import torch
+from agree_models import ACTIONS, OBSERVATIONS, JaxPolicy, JaxValue, TorchPolicy, TorchValue, flax_params
 
 from skrl_like.jax.memories import RandomMemory as JaxMemory
 from skrl_like.jax.multi_agents.ippo import IPPO as JaxIPPO
@@ -17,15 +18,6 @@ from skrl_like.torch.multi_agents.ippo import IPPO_DEFAULT_CONFIG as TORCH_IPPO_
 from skrl_like.torch.multi_agents.mappo import MAPPO as TorchMAPPO
 from skrl_like.torch.multi_agents.mappo import MAPPO_DEFAULT_CONFIG as TORCH_MAPPO_CFG
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
-from tests.test_backends_agree import (
-    ACTIONS,
-    OBSERVATIONS,
-    JaxPolicy,
-    JaxValue,
-    TorchPolicy,
-    TorchValue,
-    _flax_params,
-)
 
 AGENTS = ["red", "blue"]
 ROLLOUTS, NUM_ENVS = 6, 2
@@ -59,8 +51,8 @@ def make(backend, mappo, torch_models):
             policy, value = JaxPolicy(), JaxValue()
             policy.init_state_dict("policy")
             value.init_state_dict("value")
-            policy.state_dict = policy.state_dict.replace(params=_flax_params(torch_models[uid]["policy"].net))
-            value.state_dict = value.state_dict.replace(params=_flax_params(torch_models[uid]["value"].net))
+            policy.state_dict = policy.state_dict.replace(params=flax_params(torch_models[uid]["policy"]))
+            value.state_dict = value.state_dict.replace(params=flax_params(torch_models[uid]["value"]))
             models[uid] = {"policy": policy, "value": value}
         memory, algorithm = JaxMemory, (JaxMAPPO if mappo else JaxIPPO)
         cfg = {**(JAX_MAPPO_CFG if mappo else JAX_IPPO_CFG), **cfg}
@@ -113,7 +105,7 @@ def test_one_update_agrees(mappo):
             key = f"Loss / {tag} ({uid})"
             assert tracked["jax"][key] == pytest.approx(tracked["torch"][key], abs=1e-4), key
         for role in ("policy", "value"):
-            expected = _flax_params(torch_models[uid][role].net)["params"]
+            expected = flax_params(torch_models[uid][role])["params"]
             actual = agents["jax"].models[uid][role].state_dict.params["params"]
             for layer in ("hidden", "output"):
                 for name in ("kernel", "bias"):

@@ -1,0 +1,108 @@
+"""The models of the backend-agreement tests (tests/test_*_backends_agree.py): each torch model has a flax twin with
+the same layers, and ``flax_params`` copies a torch model's weights into its twin, so that one update from the same
+weights can be compared number for number."""
+
+import flax.linen as fnn
+import gymnasium
+import jax.numpy as jnp
+import numpy as np
+import torch.nn as tnn
+
+from skrl_like.jax.models import CategoricalMixin as JaxCategorical
+from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
+from skrl_like.jax.models import Model as JaxModel
+from skrl_like.torch.models import CategoricalMixin as TorchCategorical
+from skrl_like.torch.models import DeterministicMixin as TorchDeterministic
+from skrl_like.torch.models import Model as TorchModel
+
+OBSERVATIONS = gymnasium.spaces.Box(-np.inf, np.inf, (4,))
+ACTIONS = gymnasium.spaces.Discrete(3)
+HIDDEN = 16
+
+
+class TorchPolicy(TorchCategorical, TorchModel):
+    """A categorical policy: logits from one Tanh layer of ``HIDDEN`` units (the twin of ``JaxPolicy``)."""
+
+    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS):
+        TorchModel.__init__(self, observation_space, action_space, "cpu")
+        TorchCategorical.__init__(self)
+        self.net = tnn.Sequential(
+            tnn.Linear(self.num_observations, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, self.num_actions)
+        )
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class TorchValue(TorchDeterministic, TorchModel):
+    """A state value: one output from one Tanh layer of ``HIDDEN`` units (the twin of ``JaxValue``)."""
+
+    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS):
+        TorchModel.__init__(self, observation_space, action_space, "cpu")
+        TorchDeterministic.__init__(self)
+        self.net = tnn.Sequential(tnn.Linear(self.num_observations, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
+class JaxPolicy(JaxCategorical, JaxModel):
+    """``TorchPolicy`` in flax, its layers named ``hidden`` and ``output`` for ``flax_params``."""
+
+    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
+        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
+        JaxCategorical.__init__(self)
+
+    @fnn.compact
+    def __call__(self, inputs, role):
+        hidden = fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))
+        return fnn.Dense(self.num_actions, name="output")(hidden), {}
+
+
+class JaxValue(JaxDeterministic, JaxModel):
+    """``TorchValue`` in flax, its layers named ``hidden`` and ``output`` for ``flax_params``."""
+
+    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
+        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
+        JaxDeterministic.__init__(self)
+
+    @fnn.compact
+    def __call__(self, inputs, role):
+        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
+
+
+def flax_params(torch_model, log_std_name="log_std_parameter"):
+    """The flax parameters of a torch model whose ``net`` is (hidden Linear, activation, output Linear): layers
+    ``hidden`` and ``output`` (kernels transposed), plus its ``log_std_parameter`` under ``log_std_name`` if it has
+    one."""
+
+    def as_dense(layer):
+        return {
+            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
+            "bias": jnp.asarray(layer.bias.detach().numpy()),
+        }
+
+    params = {"hidden": as_dense(torch_model.net[0]), "output": as_dense(torch_model.net[2])}
+    if hasattr(torch_model, "log_std_parameter"):
+        params[log_std_name] = jnp.asarray(torch_model.log_std_parameter.detach().numpy())
+    return {"params": params}
+
+
+def record_rollout_and_update(agent, to_array, states, actions, rewards, terminated, truncated, last_states):
+    """Record a hand-made rollout (arrays of shape (rollouts, num_envs, ...)) through ``record_transition``, the next
+    states of the last step being ``last_states``, then run the agent's update once."""
+    rollouts = len(states)
+    agent.init(trainer_cfg={"timesteps": rollouts})
+    for t in range(rollouts):
+        agent.record_transition(
+            states=to_array(states[t]),
+            actions=to_array(actions[t]),
+            rewards=to_array(rewards[t]),
+            next_states=to_array(states[t + 1] if t + 1 < rollouts else last_states),
+            terminated=to_array(terminated[t]),
+            truncated=to_array(truncated[t]),
+            infos={},
+            timestep=t,
+            timesteps=rollouts,
+        )
+    agent._update(timestep=rollouts - 1, timesteps=rollouts)
