@@ -2,58 +2,19 @@
 crossing the rollout boundary, counted whole from the kept previous rollout) give the same losses, thresholds, mean
 returns, weights and state statistics in torch and JAX."""
 
-import flax.linen as fnn
-import gymnasium
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
-import torch.nn as tnn
+from agree_models import ACTIONS, OBSERVATIONS, JaxPolicy, TorchPolicy, flax_params
 
 from skrl_like.jax.agents.cem import CEM as JaxCEM
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.jax.models import CategoricalMixin as JaxCategorical
-from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
 from skrl_like.torch.agents.cem import CEM as TorchCEM
 from skrl_like.torch.memories import RandomMemory as TorchMemory
-from skrl_like.torch.models import CategoricalMixin as TorchCategorical
-from skrl_like.torch.models import Model as TorchModel
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
 
-OBSERVATIONS = gymnasium.spaces.Box(-np.inf, np.inf, (4,))
-ACTIONS = gymnasium.spaces.Discrete(3)
-ROLLOUTS, NUM_ENVS, HIDDEN = 30, 3, 16
-
-
-class TorchPolicy(TorchCategorical, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchCategorical.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 3))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
-class JaxPolicy(JaxCategorical, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxCategorical.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(3, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-def _flax_params(torch_net):
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": as_dense(torch_net[0]), "output": as_dense(torch_net[2])}}
+ROLLOUTS, NUM_ENVS = 30, 3
 
 
 @pytest.mark.parametrize("percentile", [0.3, 0.7])
@@ -84,8 +45,8 @@ def test_two_updates_give_the_same_numbers_in_torch_and_jax(percentile):
     torch_policy = TorchPolicy()
     jax_policy = JaxPolicy()
     jax_policy.init_state_dict("policy")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy.net))
-    initial = _flax_params(torch_policy.net)["params"]
+    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    initial = flax_params(torch_policy)["params"]
     torch_agent = TorchCEM(
         models={"policy": torch_policy},
         memory=TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"),
@@ -114,7 +75,7 @@ def test_two_updates_give_the_same_numbers_in_torch_and_jax(percentile):
             assert float(jax_agent.tracking_data[tag][update]) == pytest.approx(
                 float(torch_agent.tracking_data[tag][update]), abs=1e-4
             )
-    expected = _flax_params(torch_policy.net)["params"]
+    expected = flax_params(torch_policy)["params"]
     actual = jax_policy.state_dict.params["params"]
     for layer in ("hidden", "output"):
         for name in ("kernel", "bias"):

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 import torch.nn as tnn
+from agree_models import flax_params
 
 from skrl_like.jax.agents.ddpg import DDPG as JaxDDPG
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -77,16 +78,6 @@ class JaxCritic(JaxDeterministic, JaxModel):
         return fnn.Dense(1, name="output")(fnn.relu(fnn.Dense(HIDDEN, name="hidden")(x))), {}
 
 
-def _flax_params(torch_net):
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": as_dense(torch_net[0]), "output": as_dense(torch_net[2])}}
-
-
 def _replay(rng):
     steps = []
     for step in range(MEMORY_SIZE):
@@ -110,7 +101,7 @@ def test_two_updates_agree_between_torch_and_jax():
     for role, model in jax_models.items():
         model.init_state_dict(role)
         source = torch_models["policy" if "policy" in role else "critic"]  # targets start as copies anyway
-        model.state_dict = model.state_dict.replace(params=_flax_params(source.net))
+        model.state_dict = model.state_dict.replace(params=flax_params(source))
 
     start = {
         role: torch_models["policy" if "policy" in role else "critic"].net[2].weight.detach().clone() for role in ROLES
@@ -154,7 +145,7 @@ def test_two_updates_agree_between_torch_and_jax():
         assert len(torch_values) == 2
         np.testing.assert_allclose(jax_values, torch_values, rtol=1e-4, atol=1e-5, err_msg=tag)
     for role in ROLES:
-        expected = _flax_params(torch_models[role].net)
+        expected = flax_params(torch_models[role])
         found = jax_models[role].state_dict.params
         for path, leaf in jax.tree_util.tree_leaves_with_path(expected):
             np.testing.assert_allclose(

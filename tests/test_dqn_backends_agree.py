@@ -5,11 +5,11 @@ the same rows in every step (in different orders, which a mean does not see)."""
 
 import flax.linen as fnn
 import gymnasium
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
+from agree_models import flax_params
 
 from skrl_like.jax.agents.dqn import DDQN as JaxDDQN
 from skrl_like.jax.agents.dqn import DQN as JaxDQN
@@ -49,16 +49,6 @@ class JaxQ(JaxDeterministic, JaxModel):
         return fnn.Dense(3, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
 
 
-def _flax_params(torch_net):
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": as_dense(torch_net[0]), "output": as_dense(torch_net[2])}}
-
-
 @pytest.mark.parametrize("algorithms", [(TorchDQN, JaxDQN), (TorchDDQN, JaxDDQN)], ids=["DQN", "DDQN"])
 def test_one_update_gives_the_same_losses_and_weights_in_torch_and_jax(algorithms):
     torch_algorithm, jax_algorithm = algorithms
@@ -87,7 +77,7 @@ def test_one_update_gives_the_same_losses_and_weights_in_torch_and_jax(algorithm
     jax_models = {"q_network": JaxQ(), "target_q_network": JaxQ()}
     for role, model in jax_models.items():
         model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=_flax_params(torch_models["q_network"].net))
+        model.state_dict = model.state_dict.replace(params=flax_params(torch_models["q_network"]))
     torch_agent = torch_algorithm(
         models=torch_models,
         memory=TorchMemory(ROWS, 1, "cpu", replacement=False),
@@ -108,10 +98,10 @@ def test_one_update_gives_the_same_losses_and_weights_in_torch_and_jax(algorithm
         for parameter in torch_agent.target_q_network.parameters():
             parameter.add_(0.5 * torch.randn_like(parameter))
     jax_agent.target_q_network.state_dict = jax_agent.target_q_network.state_dict.replace(
-        params=_flax_params(torch_agent.target_q_network.net)
+        params=flax_params(torch_agent.target_q_network)
     )
 
-    initial = {role: _flax_params(model.net)["params"] for role, model in torch_models.items()}
+    initial = {role: flax_params(model)["params"] for role, model in torch_models.items()}
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
         agent.init(trainer_cfg={"timesteps": ROWS})
         for row in range(ROWS):
@@ -123,7 +113,7 @@ def test_one_update_gives_the_same_losses_and_weights_in_torch_and_jax(algorithm
             float(torch_agent.tracking_data[tag][0]), abs=1e-4
         )
     for role in ("q_network", "target_q_network"):
-        expected = _flax_params(torch_agent.models[role].net)["params"]
+        expected = flax_params(torch_agent.models[role])["params"]
         actual = jax_agent.models[role].state_dict.params["params"]
         for layer in ("hidden", "output"):
             for name in ("kernel", "bias"):

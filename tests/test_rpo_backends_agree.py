@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
+from agree_models import flax_params, record_rollout_and_update
 
 from skrl_like.jax.agents.rpo import RPO as JaxRPO
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -73,21 +74,6 @@ class JaxValue(JaxDeterministic, JaxModel):
         return value * (1 + inputs.get("alpha", 0.0)), {}
 
 
-def _flax_params(torch_model):
-    hidden, output = torch_model.net[0], torch_model.net[2]
-
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    params = {"hidden": as_dense(hidden), "output": as_dense(output)}
-    if hasattr(torch_model, "log_std_parameter"):
-        params["log_std_parameter"] = jnp.asarray(torch_model.log_std_parameter.detach().numpy())
-    return {"params": params}
-
-
 CFG = {
     "rollouts": ROLLOUTS,
     "learning_epochs": 3,
@@ -120,8 +106,8 @@ def test_one_rpo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
     jax_policy, jax_value = JaxPolicy(), JaxValue()
     jax_policy.init_state_dict("policy")
     jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy))
-    jax_value.state_dict = jax_value.state_dict.replace(params=_flax_params(torch_value))
+    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
 
     torch_agent = TorchRPO(
         models={"policy": torch_policy, "value": torch_value},
@@ -139,27 +125,14 @@ def test_one_rpo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
         action_space=ACTIONS,
     )
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
-        agent.init(trainer_cfg={"timesteps": ROLLOUTS})
-        for t in range(ROLLOUTS):
-            agent.record_transition(
-                states=to_array(states[t]),
-                actions=to_array(actions[t]),
-                rewards=to_array(rewards[t]),
-                next_states=to_array(states[t + 1] if t + 1 < ROLLOUTS else last_states),
-                terminated=to_array(terminated[t]),
-                truncated=to_array(truncated[t]),
-                infos={},
-                timestep=t,
-                timesteps=ROLLOUTS,
-            )
-        agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
+        record_rollout_and_update(agent, to_array, states, actions, rewards, terminated, truncated, last_states)
 
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss", "Policy / Standard deviation"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4
         ), tag
     for torch_model, jax_model in ((torch_policy, jax_policy), (torch_value, jax_value)):
-        updated = _flax_params(torch_model)["params"]
+        updated = flax_params(torch_model)["params"]
         for layer in ("hidden", "output"):
             for name in ("kernel", "bias"):
                 np.testing.assert_allclose(

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
+from agree_models import flax_params
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, noise_pattern
 
 from skrl_like.jax.agents.sac import SAC as JaxSAC
@@ -87,21 +88,6 @@ class JaxCritic(JaxDeterministic, JaxModel):
         return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(x))), {}
 
 
-def flax_params(model):
-    hidden, output = model.net[0], model.net[2]
-
-    def dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    params = {"hidden": dense(hidden), "output": dense(output)}
-    if hasattr(model, "log_std_parameter"):
-        params["log_std"] = jnp.asarray(model.log_std_parameter.detach().numpy())
-    return {"params": params}
-
-
 @pytest.fixture
 def same_batch_and_noise(monkeypatch):
     """Both backends sample the hand-made batch at every gradient step and draw ``noise_pattern`` as normal noise."""
@@ -136,7 +122,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
     jax_models = {role: (JaxPolicy if role == "policy" else JaxCritic)() for role in ROLES}
     for role, model in jax_models.items():
         model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role]))
+        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role], "log_std"))
     jax_agent = JaxSAC(
         models=jax_models,
         memory=JaxMemory(memory_size=16),
@@ -144,7 +130,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
         observation_space=OBSERVATIONS,
         action_space=ACTIONS,
     )
-    initial = {role: flax_params(torch_models[role]) for role in ROLES}
+    initial = {role: flax_params(torch_models[role], "log_std") for role in ROLES}
     for agent in (torch_agent, jax_agent):
         agent.init()
         agent.write_interval = 1  # track the losses of this one update (read before anything writes them)
@@ -156,7 +142,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
         assert len(torch_values) == len(jax_values) == 2
         np.testing.assert_allclose(torch_values, jax_values, rtol=1e-4, atol=1e-5, err_msg=tag)
     for role in ROLES:
-        expected = flax_params(torch_models[role])
+        expected = flax_params(torch_models[role], "log_std")
         np.testing.assert_allclose(
             *(jax.flatten_util.ravel_pytree(tree)[0] for tree in (expected, jax_models[role].state_dict.params)),
             rtol=1e-4,
@@ -170,6 +156,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
     np.testing.assert_allclose(torch_scaler.running_mean.numpy(), jax_scaler.running_mean, rtol=1e-5)
     for role in ROLES:  # every model moved: the comparison is not of untouched copies
         before, after = (
-            jax.flatten_util.ravel_pytree(tree)[0] for tree in (initial[role], flax_params(torch_models[role]))
+            jax.flatten_util.ravel_pytree(tree)[0]
+            for tree in (initial[role], flax_params(torch_models[role], "log_std"))
         )
         assert np.abs(before - after).max() > 1e-3, role

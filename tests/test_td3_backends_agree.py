@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
+from agree_models import flax_params
 
 from skrl_like.jax.agents.td3 import TD3 as JaxTD3
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -93,16 +94,6 @@ class JaxSmoothing(JaxNoise):
         return np.broadcast_to(SMOOTHING[self.draws - 1], tuple(size))
 
 
-def flax_params(net):
-    def dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    return {"params": {"hidden": dense(net[0]), "output": dense(net[2])}}
-
-
 def torch_params(model):
     return [p.detach().numpy() for p in model.net.parameters()]
 
@@ -130,7 +121,7 @@ def test_two_td3_updates_give_the_same_losses_and_weights_in_torch_and_jax(with_
     jax_models.update({role: JaxCritic() for role in ROLES[2:]})
     for role, model in jax_models.items():
         model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role].net))
+        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role]))
 
     cfg = {
         "batch_size": ROWS,

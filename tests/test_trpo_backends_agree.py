@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
+from agree_models import JaxValue, TorchValue, flax_params, record_rollout_and_update
 
 from skrl_like.jax.agents.trpo import TRPO as JaxTRPO
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
 from skrl_like.jax.models import GaussianMixin as JaxGaussian
 from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
 from skrl_like.torch.agents.trpo import TRPO as TorchTRPO
 from skrl_like.torch.memories import RandomMemory as TorchMemory
-from skrl_like.torch.models import DeterministicMixin as TorchDeterministic
 from skrl_like.torch.models import GaussianMixin as TorchGaussian
 from skrl_like.torch.models import Model as TorchModel
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
@@ -39,16 +38,6 @@ class TorchPolicy(TorchGaussian, TorchModel):
         return self.net(inputs["states"]), self.log_std_parameter, {}
 
 
-class TorchValue(TorchDeterministic, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchDeterministic.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(3, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
 class JaxPolicy(JaxGaussian, JaxModel):
     def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
         JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
@@ -58,31 +47,6 @@ class JaxPolicy(JaxGaussian, JaxModel):
     def __call__(self, inputs, role):
         log_std = self.param("log_std_parameter", lambda _: jnp.zeros(2, jnp.float32))
         return fnn.Dense(2, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), log_std, {}
-
-
-class JaxValue(JaxDeterministic, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxDeterministic.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
-
-
-def _flax_params(torch_model):
-    hidden, output = torch_model.net[0], torch_model.net[2]
-
-    def as_dense(layer):
-        return {
-            "kernel": jnp.asarray(layer.weight.detach().numpy().T),
-            "bias": jnp.asarray(layer.bias.detach().numpy()),
-        }
-
-    params = {"hidden": as_dense(hidden), "output": as_dense(output)}
-    if hasattr(torch_model, "log_std_parameter"):
-        params["log_std_parameter"] = jnp.asarray(torch_model.log_std_parameter.detach().numpy())
-    return {"params": params}
 
 
 CFG = {
@@ -111,12 +75,12 @@ def test_one_trpo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time
     truncated = rng.random((ROLLOUTS, NUM_ENVS, 1)) < 0.1
     last_states = rng.normal(size=(NUM_ENVS, 3)).astype(np.float32)
 
-    torch_policy, torch_value = TorchPolicy(), TorchValue()
-    jax_policy, jax_value = JaxPolicy(), JaxValue()
+    torch_policy, torch_value = TorchPolicy(), TorchValue(OBSERVATIONS, ACTIONS)
+    jax_policy, jax_value = JaxPolicy(), JaxValue(OBSERVATIONS, ACTIONS)
     jax_policy.init_state_dict("policy")
     jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=_flax_params(torch_policy))
-    jax_value.state_dict = jax_value.state_dict.replace(params=_flax_params(torch_value))
+    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
 
     scalers = {
         "state_preprocessor_kwargs": {"size": 3},
@@ -138,28 +102,15 @@ def test_one_trpo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time
         observation_space=OBSERVATIONS,
         action_space=ACTIONS,
     )
-    start = _flax_params(torch_policy)["params"]
+    start = flax_params(torch_policy)["params"]
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
-        agent.init(trainer_cfg={"timesteps": ROLLOUTS})
-        for t in range(ROLLOUTS):
-            agent.record_transition(
-                states=to_array(states[t]),
-                actions=to_array(actions[t]),
-                rewards=to_array(rewards[t]),
-                next_states=to_array(states[t + 1] if t + 1 < ROLLOUTS else last_states),
-                terminated=to_array(terminated[t]),
-                truncated=to_array(truncated[t]),
-                infos={},
-                timestep=t,
-                timesteps=ROLLOUTS,
-            )
-        agent._update(timestep=ROLLOUTS - 1, timesteps=ROLLOUTS)
+        record_rollout_and_update(agent, to_array, states, actions, rewards, terminated, truncated, last_states)
 
     for tag in ("Loss / Policy loss", "Loss / Value loss", "Policy / Standard deviation"):
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4
         )
-    policy, value = _flax_params(torch_policy)["params"], _flax_params(torch_value)["params"]
+    policy, value = flax_params(torch_policy)["params"], flax_params(torch_value)["params"]
     # the step was taken (a restored policy would agree trivially)
     assert not np.allclose(policy["output"]["kernel"], start["output"]["kernel"], atol=1e-4)
     for params, expected in ((jax_policy.state_dict.params, policy), (jax_value.state_dict.params, value)):
