@@ -88,6 +88,14 @@ def flax_params(torch_model, log_std_name="log_std_parameter"):
     return {"params": params}
 
 
+def load_torch_weights(jax_model, role, torch_model, log_std_name="log_std_parameter"):
+    """Initialise ``jax_model``'s state dict for ``role`` and give it ``torch_model``'s weights (``flax_params``);
+    returns ``jax_model``."""
+    jax_model.init_state_dict(role)
+    jax_model.state_dict = jax_model.state_dict.replace(params=flax_params(torch_model, log_std_name))
+    return jax_model
+
+
 def record_rollout_and_update(agent, to_array, states, actions, rewards, terminated, truncated, last_states):
     """Record a hand-made rollout (arrays of shape (rollouts, num_envs, ...)) through ``record_transition``, the next
     states of the last step being ``last_states``, then run the agent's update once."""

@@ -13,6 +13,7 @@ from agree_models import (
     TorchPolicy,
     TorchValue,
     flax_params,
+    load_torch_weights,
     record_rollout_and_update,
 )
 
@@ -53,11 +54,8 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
     last_states = rng.normal(size=(NUM_ENVS, 4)).astype(np.float32)
 
     torch_policy, torch_value = TorchPolicy(), TorchValue()
-    jax_policy, jax_value = JaxPolicy(), JaxValue()
-    jax_policy.init_state_dict("policy")
-    jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
-    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
+    jax_policy = load_torch_weights(JaxPolicy(), "policy", torch_policy)
+    jax_value = load_torch_weights(JaxValue(), "value", torch_value)
 
     scalers = {
         "state_preprocessor_kwargs": {"size": 4},

@@ -5,7 +5,7 @@ returns, weights and state statistics in torch and JAX."""
 import numpy as np
 import pytest
 import torch
-from agree_models import ACTIONS, OBSERVATIONS, JaxPolicy, TorchPolicy, flax_params
+from agree_models import ACTIONS, OBSERVATIONS, JaxPolicy, TorchPolicy, flax_params, load_torch_weights
 
 from skrl_like.jax.agents.cem import CEM as JaxCEM
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -43,9 +43,7 @@ def test_two_updates_give_the_same_numbers_in_torch_and_jax(percentile):
         "experiment": {"write_interval": 0, "checkpoint_interval": 0},
     }
     torch_policy = TorchPolicy()
-    jax_policy = JaxPolicy()
-    jax_policy.init_state_dict("policy")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
+    jax_policy = load_torch_weights(JaxPolicy(), "policy", torch_policy)
     initial = flax_params(torch_policy)["params"]
     torch_agent = TorchCEM(
         models={"policy": torch_policy},

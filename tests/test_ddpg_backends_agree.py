@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 import torch.nn as tnn
-from agree_models import flax_params
+from agree_models import flax_params, load_torch_weights
 
 from skrl_like.jax.agents.ddpg import DDPG as JaxDDPG
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -99,9 +99,8 @@ def test_two_updates_agree_between_torch_and_jax():
     torch_models = {role: TorchActor() if "policy" in role else TorchCritic() for role in ROLES}
     jax_models = {role: JaxActor() if "policy" in role else JaxCritic() for role in ROLES}
     for role, model in jax_models.items():
-        model.init_state_dict(role)
         source = torch_models["policy" if "policy" in role else "critic"]  # targets start as copies anyway
-        model.state_dict = model.state_dict.replace(params=flax_params(source))
+        load_torch_weights(model, role, source)
 
     start = {
         role: torch_models["policy" if "policy" in role else "critic"].net[2].weight.detach().clone() for role in ROLES

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import flax_params
+from agree_models import flax_params, load_torch_weights
 
 from skrl_like.jax.agents.dqn import DDQN as JaxDDQN
 from skrl_like.jax.agents.dqn import DQN as JaxDQN
@@ -76,8 +76,7 @@ def test_one_update_gives_the_same_losses_and_weights_in_torch_and_jax(algorithm
     torch_models = {"q_network": TorchQ(), "target_q_network": TorchQ()}
     jax_models = {"q_network": JaxQ(), "target_q_network": JaxQ()}
     for role, model in jax_models.items():
-        model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=flax_params(torch_models["q_network"]))
+        load_torch_weights(model, role, torch_models["q_network"])
     torch_agent = torch_algorithm(
         models=torch_models,
         memory=TorchMemory(ROWS, 1, "cpu", replacement=False),

@@ -4,7 +4,16 @@ the same data from the same weights gives the same per-agent losses and new weig
 import numpy as np
 import pytest
 import torch
-from agree_models import ACTIONS, OBSERVATIONS, JaxPolicy, JaxValue, TorchPolicy, TorchValue, flax_params
+from agree_models import (
+    ACTIONS,
+    OBSERVATIONS,
+    JaxPolicy,
+    JaxValue,
+    TorchPolicy,
+    TorchValue,
+    flax_params,
+    load_torch_weights,
+)
 
 from skrl_like.jax.memories import RandomMemory as JaxMemory
 from skrl_like.jax.multi_agents.ippo import IPPO as JaxIPPO
@@ -48,12 +57,10 @@ def make(backend, mappo, torch_models):
     else:
         models = {}
         for uid in AGENTS:
-            policy, value = JaxPolicy(), JaxValue()
-            policy.init_state_dict("policy")
-            value.init_state_dict("value")
-            policy.state_dict = policy.state_dict.replace(params=flax_params(torch_models[uid]["policy"]))
-            value.state_dict = value.state_dict.replace(params=flax_params(torch_models[uid]["value"]))
-            models[uid] = {"policy": policy, "value": value}
+            models[uid] = {
+                "policy": load_torch_weights(JaxPolicy(), "policy", torch_models[uid]["policy"]),
+                "value": load_torch_weights(JaxValue(), "value", torch_models[uid]["value"]),
+            }
         memory, algorithm = JaxMemory, (JaxMAPPO if mappo else JaxIPPO)
         cfg = {**(JAX_MAPPO_CFG if mappo else JAX_IPPO_CFG), **cfg}
     kwargs = {"shared_observation_spaces": {uid: OBSERVATIONS for uid in AGENTS}} if mappo else {}

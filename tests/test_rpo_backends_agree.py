@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import flax_params, record_rollout_and_update
+from agree_models import flax_params, load_torch_weights, record_rollout_and_update
 
 from skrl_like.jax.agents.rpo import RPO as JaxRPO
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -103,11 +103,8 @@ def test_one_rpo_update_gives_the_same_losses_and_weights_in_torch_and_jax():
     last_states = rng.normal(size=(NUM_ENVS, 3)).astype(np.float32)
 
     torch_policy, torch_value = TorchPolicy(), TorchValue()
-    jax_policy, jax_value = JaxPolicy(), JaxValue()
-    jax_policy.init_state_dict("policy")
-    jax_value.init_state_dict("value")
-    jax_policy.state_dict = jax_policy.state_dict.replace(params=flax_params(torch_policy))
-    jax_value.state_dict = jax_value.state_dict.replace(params=flax_params(torch_value))
+    jax_policy = load_torch_weights(JaxPolicy(), "policy", torch_policy)
+    jax_value = load_torch_weights(JaxValue(), "value", torch_value)
 
     torch_agent = TorchRPO(
         models={"policy": torch_policy, "value": torch_value},

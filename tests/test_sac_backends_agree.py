@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import flax_params
+from agree_models import flax_params, load_torch_weights
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, noise_pattern
 
 from skrl_like.jax.agents.sac import SAC as JaxSAC
@@ -121,8 +121,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
     )
     jax_models = {role: (JaxPolicy if role == "policy" else JaxCritic)() for role in ROLES}
     for role, model in jax_models.items():
-        model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role], "log_std"))
+        load_torch_weights(model, role, torch_models[role], "log_std")
     jax_agent = JaxSAC(
         models=jax_models,
         memory=JaxMemory(memory_size=16),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import flax_params
+from agree_models import load_torch_weights
 
 from skrl_like.jax.agents.td3 import TD3 as JaxTD3
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -120,8 +120,7 @@ def test_two_td3_updates_give_the_same_losses_and_weights_in_torch_and_jax(with_
     jax_models = {role: JaxPolicy() for role in ROLES[:2]}
     jax_models.update({role: JaxCritic() for role in ROLES[2:]})
     for role, model in jax_models.items():
-        model.init_state_dict(role)
-        model.state_dict = model.state_dict.replace(params=flax_params(torch_models[role]))
+        load_torch_weights(model, role, torch_models[role])
 
     cfg = {
         "batch_size": ROWS,
