@@ -1,10 +1,12 @@
-"""The tiny torch models and CartPole builders that several torch test files use (the JAX mirror: tests/jax/models.py).
+"""The tiny torch models, CartPole builders and rollout recorder that several torch test files use (the JAX mirror:
+tests/jax/models.py).
 
 The widths are class attributes so that a file whose numbers were taken with another width binds it once with a
 two-line subclass; every model draws its parameters in the same order as the copies it replaced.
 """
 
 import gymnasium
+import torch
 import torch.nn as nn
 
 from skrl_like.torch.envs.wrappers import wrap_env
@@ -70,3 +72,22 @@ def cartpole(num_envs=1):
     if num_envs == 1:
         return wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
     return vector_cartpole(num_envs)
+
+
+def record_rollout(agent, data):
+    """Record a hand-made rollout through ``record_transition``: ``data`` holds ``states`` (one step more than the
+    others: the last step's next states), ``actions``, ``rewards`` and ``terminated`` arrays of shape
+    (steps, num_envs, ...); no step is truncated."""
+    rollouts, num_envs = data["actions"].shape[:2]
+    for t in range(rollouts):
+        agent.record_transition(
+            states=torch.from_numpy(data["states"][t]),
+            actions=torch.from_numpy(data["actions"][t]),
+            rewards=torch.from_numpy(data["rewards"][t]),
+            next_states=torch.from_numpy(data["states"][t + 1]),
+            terminated=torch.from_numpy(data["terminated"][t]),
+            truncated=torch.zeros(num_envs, 1, dtype=torch.bool),
+            infos={},
+            timestep=t,
+            timesteps=rollouts,
+        )

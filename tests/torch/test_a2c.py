@@ -11,7 +11,7 @@ from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
-from tests.torch.models import CategoricalMlp, SharedCategoricalValue, ValueMlp, vector_cartpole
+from tests.torch.models import CategoricalMlp, SharedCategoricalValue, ValueMlp, record_rollout, vector_cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -72,18 +72,7 @@ def _fill_rollout(agent, rng, rollouts, num_envs):
         "rewards": rng.normal(size=(rollouts, num_envs, 1)).astype(np.float32),
         "terminated": rng.random((rollouts, num_envs, 1)) < 0.2,
     }
-    for t in range(rollouts):
-        agent.record_transition(
-            states=torch.from_numpy(data["states"][t]),
-            actions=torch.from_numpy(data["actions"][t]),
-            rewards=torch.from_numpy(data["rewards"][t]),
-            next_states=torch.from_numpy(data["states"][t + 1]),
-            terminated=torch.from_numpy(data["terminated"][t]),
-            truncated=torch.zeros(num_envs, 1, dtype=torch.bool),
-            infos={},
-            timestep=t,
-            timesteps=rollouts,
-        )
+    record_rollout(agent, data)
     return data
 
 
