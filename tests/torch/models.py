@@ -62,6 +62,18 @@ class SharedCategoricalValue(CategoricalMixin, DeterministicMixin, Model):
         return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
 
 
+class LinearDeterministicPolicy(DeterministicMixin, Model):
+    """A deterministic policy of one linear layer: the model of the wrong kind in the tests that refuse one."""
+
+    def __init__(self, observation_space, action_space, device="cpu"):
+        Model.__init__(self, observation_space, action_space, device)
+        DeterministicMixin.__init__(self)
+        self.net = nn.Linear(self.num_observations, self.num_actions)
+
+    def compute(self, inputs, role):
+        return self.net(inputs["states"]), {}
+
+
 def vector_cartpole(num_envs=4):
     """CartPole-v1 as a synchronous gymnasium vector env (even of one env), wrapped."""
     return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)

@@ -22,10 +22,10 @@ from cem_reference import (
 
 from skrl_like.torch.agents.cem import CEM, CEM_DEFAULT_CONFIG
 from skrl_like.torch.memories import RandomMemory
-from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
+from skrl_like.torch.models import CategoricalMixin, GaussianMixin, Model
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
-from tests.torch.models import cartpole
+from tests.torch.models import LinearDeterministicPolicy, cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -281,16 +281,6 @@ class GaussianPolicy(GaussianMixin, Model):
         return self.net(inputs["states"]), self.log_std_parameter, {}
 
 
-class DeterministicPolicy(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        DeterministicMixin.__init__(self)
-        self.net = nn.Linear(self.num_observations, action_space.n)
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
 def test_a_box_action_space_is_refused():
     box = gymnasium.spaces.Box(-1, 1, (2,))
     with pytest.raises(ValueError, match="CEM needs Discrete actions"):
@@ -300,7 +290,7 @@ def test_a_box_action_space_is_refused():
 def test_a_policy_that_is_not_categorical_is_refused():
     with pytest.raises(ValueError, match="categorical policy.*deterministic one.*CategoricalMixin"):
         CEM(
-            models={"policy": DeterministicPolicy(OBSERVATIONS, ACTIONS)},
+            models={"policy": LinearDeterministicPolicy(OBSERVATIONS, ACTIONS)},
             observation_space=OBSERVATIONS,
             action_space=ACTIONS,
         )

@@ -21,6 +21,7 @@ from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import LinearDeterministicPolicy
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 
@@ -313,20 +314,10 @@ def test_random_timesteps_act_within_the_action_bounds():
 # -- bad input ----------------------------------------------------------------------------------------------------
 
 
-class DeterministicPolicy(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device="cpu"):
-        Model.__init__(self, observation_space, action_space, device)
-        DeterministicMixin.__init__(self)
-        self.net = nn.Linear(self.num_observations, self.num_actions)
-
-    def compute(self, inputs, role):
-        return self.net(inputs["states"]), {}
-
-
 def test_a_deterministic_policy_is_rejected_with_the_fix():
     env = pendulum()
     with pytest.raises(ValueError, match=r"stochastic Gaussian policy.*DeterministicPolicy.*TD3/DDPG"):
-        make_sac(env.observation_space, env.action_space, policy=DeterministicPolicy)
+        make_sac(env.observation_space, env.action_space, policy=LinearDeterministicPolicy)
 
 
 def test_a_discrete_action_space_is_rejected():
