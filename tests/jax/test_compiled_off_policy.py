@@ -25,11 +25,12 @@ from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.td3 import td3 as td3_module  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model  # noqa: E402
+from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model  # noqa: E402
 from skrl_like.jax.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise  # noqa: E402
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
+from tests.jax.models import LinearCategoricalPolicy  # noqa: E402
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"disable_progressbar": True, "close_environment_at_exit": False}
@@ -362,7 +363,7 @@ def test_clear_errors():
         CompiledTrainer(env=env, agents=agent, cfg=QUIET)
     set_seed(0)
     env = cartpole()
-    policy = CategoricalPolicy(env.observation_space, env.action_space)
+    policy = LinearCategoricalPolicy(env.observation_space, env.action_space)
     policy.init_state_dict("policy")
     cem = CEM(
         models={"policy": policy},
@@ -373,16 +374,6 @@ def test_clear_errors():
     )
     with pytest.raises(TypeError, match="CEM has no compiled form yet: train it with SequentialTrainer"):
         CompiledTrainer(env=env, agents=cem, cfg=QUIET)
-
-
-class CategoricalPolicy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        CategoricalMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(self.num_actions)(inputs["states"]), {}
 
 
 def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics():

@@ -13,10 +13,10 @@ from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG
 from skrl_like.jax.agents.trpo.trpo import Trial, conjugate_gradient, gaussian_kl, line_search
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import CategoricalMixin, GaussianMixin, Model
+from skrl_like.jax.models import GaussianMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
-from tests.jax.models import ValueMlp
+from tests.jax.models import LinearCategoricalPolicy, ValueMlp
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -225,20 +225,10 @@ def test_a_fixed_seed_reproduces_a_short_run():
     assert _short_run(4) != first
 
 
-class CategoricalPolicy(CategoricalMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        CategoricalMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(3)(inputs["states"]), {}
-
-
 def test_a_non_gaussian_policy_is_rejected_with_the_fix():
     discrete = gymnasium.spaces.Discrete(3)
     with pytest.raises(ValueError, match="not a GaussianMixin model.*define the policy with GaussianMixin"):
-        make_trpo(policy=CategoricalPolicy(OBSERVATIONS, discrete), action_space=discrete)
+        make_trpo(policy=LinearCategoricalPolicy(OBSERVATIONS, discrete), action_space=discrete)
 
 
 def test_the_same_model_in_both_roles_is_rejected():
