@@ -52,6 +52,18 @@ class LinearCategoricalPolicy(CategoricalMixin, Model):
         return nn.Dense(self.num_actions)(inputs["states"]), {}
 
 
+class LinearDeterministicPolicy(DeterministicMixin, Model):
+    """A deterministic policy of one linear layer: the model of the wrong kind in the tests that refuse one."""
+
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        return nn.Dense(self.num_actions)(inputs["states"]), {}
+
+
 def vector_cartpole(num_envs=4):
     """CartPole-v1 as a synchronous gymnasium vector env (even of one env), wrapped."""
     return wrap_env(gymnasium.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="sync"), verbose=False)

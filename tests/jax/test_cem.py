@@ -23,10 +23,10 @@ from cem_reference import (
 from skrl_like import config
 from skrl_like.jax.agents.cem import CEM, CEM_DEFAULT_CONFIG
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
+from skrl_like.jax.models import CategoricalMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
-from tests.jax.models import cartpole
+from tests.jax.models import LinearDeterministicPolicy, cartpole
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -265,21 +265,11 @@ def test_a_fixed_seed_reproduces_a_short_run():
     assert first != _short_run(4)
 
 
-class DeterministicPolicy(DeterministicMixin, Model):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(3)(inputs["states"]), {}
-
-
 def test_bad_input_is_refused():
     box = gymnasium.spaces.Box(-1, 1, (2,))
     with pytest.raises(ValueError, match="CEM needs Discrete actions"):
         CEM(models={"policy": LinearPolicy()}, observation_space=OBSERVATIONS, action_space=box)
-    deterministic = DeterministicPolicy()
+    deterministic = LinearDeterministicPolicy(OBSERVATIONS, ACTIONS)
     deterministic.init_state_dict("policy")
     with pytest.raises(ValueError, match="categorical policy.*deterministic one.*CategoricalMixin"):
         CEM(models={"policy": deterministic}, observation_space=OBSERVATIONS, action_space=ACTIONS)

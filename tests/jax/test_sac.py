@@ -21,6 +21,7 @@ from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.jax.models import LinearDeterministicPolicy
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -309,20 +310,10 @@ def test_an_agent_in_eval_mode_stores_nothing_and_never_updates():
 # -- bad input ----------------------------------------------------------------------------------------------------
 
 
-class DeterministicPolicy(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        DeterministicMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        return nn.Dense(self.num_actions)(inputs["states"]), {}
-
-
 def test_a_deterministic_policy_is_rejected_with_the_fix():
     env = pendulum()
     models = build_models(env.observation_space, env.action_space)
-    models["policy"] = DeterministicPolicy(env.observation_space, env.action_space)
+    models["policy"] = LinearDeterministicPolicy(env.observation_space, env.action_space)
     models["policy"].init_state_dict("policy")
     with pytest.raises(ValueError, match=r"stochastic Gaussian policy.*DeterministicPolicy.*TD3/DDPG"):
         make_sac(env.observation_space, env.action_space, models=models)
