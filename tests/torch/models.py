@@ -62,6 +62,21 @@ class SharedCategoricalValue(CategoricalMixin, DeterministicMixin, Model):
         return (self.policy_head(hidden) if role == "policy" else self.value_head(hidden)), {}
 
 
+class StateActionCritic(DeterministicMixin, Model):
+    """A Q-function of the concatenated states and actions: one linear layer, or a ReLU layer of ``hidden`` units."""
+
+    def __init__(self, observation_space, action_space, hidden=0):
+        Model.__init__(self, observation_space, action_space, "cpu")
+        DeterministicMixin.__init__(self)
+        size = self.num_observations + self.num_actions
+        self.net = (
+            nn.Sequential(nn.Linear(size, hidden), nn.ReLU(), nn.Linear(hidden, 1)) if hidden else nn.Linear(size, 1)
+        )
+
+    def compute(self, inputs, role):
+        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], dim=1)), {}
+
+
 class LinearDeterministicPolicy(DeterministicMixin, Model):
     """A deterministic policy of one linear layer: the model of the wrong kind in the tests that refuse one."""
 

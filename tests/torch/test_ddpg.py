@@ -19,6 +19,7 @@ from skrl_like.torch.resources.noises import GaussianNoise
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import StateActionCritic
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -42,24 +43,11 @@ class Actor(DeterministicMixin, Model):
         return self.net(inputs["states"]), {}
 
 
-class Critic(DeterministicMixin, Model):
-    def __init__(self, observation_space, action_space, hidden=0):
-        Model.__init__(self, observation_space, action_space, "cpu")
-        DeterministicMixin.__init__(self)
-        size = self.num_observations + self.num_actions
-        self.net = (
-            nn.Sequential(nn.Linear(size, hidden), nn.ReLU(), nn.Linear(hidden, 1)) if hidden else nn.Linear(size, 1)
-        )
-
-    def compute(self, inputs, role):
-        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], dim=1)), {}
-
-
 def make_models(observation_space=OBSERVATIONS, action_space=ACTIONS, hidden=0):
     return {
         role: Actor(observation_space, action_space, hidden)
         if "policy" in role
-        else Critic(observation_space, action_space, hidden)
+        else StateActionCritic(observation_space, action_space, hidden)
         for role in ROLES
     }
 
@@ -439,7 +427,7 @@ def test_a_missing_target_is_named():
 
 def test_a_target_of_another_architecture_is_rejected():
     models = make_models()
-    models["target_critic"] = Critic(OBSERVATIONS, ACTIONS, hidden=4)
+    models["target_critic"] = StateActionCritic(OBSERVATIONS, ACTIONS, hidden=4)
     with pytest.raises(ValueError, match="'target_critic' model .* does not have the architecture of 'critic'"):
         make_ddpg(models=models)
 
@@ -538,7 +526,7 @@ def test_ddpg_learns_a_one_step_bandit():
     models = {
         role: Actor(env.observation_space, env.action_space, 16)
         if "policy" in role
-        else Critic(env.observation_space, env.action_space, 32)
+        else StateActionCritic(env.observation_space, env.action_space, 32)
         for role in ROLES
     }
     agent = make_ddpg(

@@ -22,6 +22,7 @@ from skrl_like.torch.resources.noises import GaussianNoise, Noise
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
+from tests.torch.models import StateActionCritic
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -45,21 +46,6 @@ class LinearPolicy(DeterministicMixin, Model):
         return self.net(inputs["states"]), {}
 
 
-class LinearCritic(DeterministicMixin, Model):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, hidden=0):
-        Model.__init__(self, observation_space, action_space, "cpu")
-        DeterministicMixin.__init__(self)
-        inputs = self.num_observations + self.num_actions
-        self.net = (
-            nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-            if hidden
-            else nn.Linear(inputs, 1)
-        )
-
-    def compute(self, inputs, role):
-        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], 1)), {}
-
-
 class ConstantNoise(Noise):
     """Every sample is ``value`` (a smoothing noise whose clipping is visible)."""
 
@@ -75,7 +61,7 @@ def make_models(observation_space=OBSERVATIONS, action_space=ACTIONS, hidden=0, 
     if seed is not None:
         torch.manual_seed(seed)
     models = {role: LinearPolicy(observation_space, action_space, hidden) for role in ROLES[:2]}
-    models.update({role: LinearCritic(observation_space, action_space, hidden) for role in ROLES[2:]})
+    models.update({role: StateActionCritic(observation_space, action_space, hidden) for role in ROLES[2:]})
     return models
 
 
@@ -514,7 +500,7 @@ def test_a_missing_role_is_named():
 
 def test_a_target_of_another_architecture_is_rejected():
     models = make_models()
-    models["target_critic_1"] = LinearCritic(hidden=8)
+    models["target_critic_1"] = StateActionCritic(OBSERVATIONS, ACTIONS, hidden=8)
     with pytest.raises(ValueError, match="'target_critic_1' model .* does not have the architecture of 'critic_1'"):
         make_td3(models, batch_size=4)
 
@@ -587,7 +573,7 @@ def test_drawn_td3_agents_train_with_the_documented_cadence(setup):
                 state_preprocessor_kwargs={"size": env.observation_space, "device": "cpu"},
             )
         models = {role: ClippedActor(env.observation_space, env.action_space) for role in ROLES[:2]}
-        models.update({role: LinearCritic(env.observation_space, env.action_space, 8) for role in ROLES[2:]})
+        models.update({role: StateActionCritic(env.observation_space, env.action_space, 8) for role in ROLES[2:]})
         agent = make_td3(
             models, RandomMemory(MEMORY_SIZE, env.num_envs, "cpu"), env.observation_space, env.action_space, **cfg
         )
