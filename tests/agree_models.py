@@ -6,6 +6,7 @@ import flax.linen as fnn
 import gymnasium
 import jax.numpy as jnp
 import numpy as np
+import torch
 import torch.nn as tnn
 
 from skrl_like.jax.models import CategoricalMixin as JaxCategorical
@@ -69,6 +70,33 @@ class JaxValue(JaxDeterministic, JaxModel):
     @fnn.compact
     def __call__(self, inputs, role):
         return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))), {}
+
+
+class TorchCritic(TorchDeterministic, TorchModel):
+    """A Q-function: one output from one Tanh layer of ``HIDDEN`` units on the concatenated states and actions (the
+    twin of ``JaxCritic``)."""
+
+    def __init__(self, observation_space, action_space):
+        TorchModel.__init__(self, observation_space, action_space, "cpu")
+        TorchDeterministic.__init__(self)
+        size = self.num_observations + self.num_actions
+        self.net = tnn.Sequential(tnn.Linear(size, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
+
+    def compute(self, inputs, role):
+        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], -1)), {}
+
+
+class JaxCritic(JaxDeterministic, JaxModel):
+    """``TorchCritic`` in flax, its layers named ``hidden`` and ``output`` for ``flax_params``."""
+
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
+        JaxDeterministic.__init__(self)
+
+    @fnn.compact
+    def __call__(self, inputs, role):
+        x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], -1)
+        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(x))), {}
 
 
 def flax_params(torch_model, log_std_name="log_std_parameter"):

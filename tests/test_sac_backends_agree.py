@@ -11,20 +11,18 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import flax_params, load_torch_weights
+from agree_models import JaxCritic, TorchCritic, flax_params, load_torch_weights
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, noise_pattern
 
 from skrl_like.jax.agents.sac import SAC as JaxSAC
 from skrl_like.jax.agents.sac import sac as jax_sac_module
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
 from skrl_like.jax.models import GaussianMixin as JaxGaussian
 from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
 from skrl_like.torch.agents.sac import SAC as TorchSAC
 from skrl_like.torch.agents.sac import sac as torch_sac_module
 from skrl_like.torch.memories import RandomMemory as TorchMemory
-from skrl_like.torch.models import DeterministicMixin as TorchDeterministic
 from skrl_like.torch.models import GaussianMixin as TorchGaussian
 from skrl_like.torch.models import Model as TorchModel
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler as TorchScaler
@@ -56,16 +54,6 @@ class TorchPolicy(TorchGaussian, TorchModel):
         return self.net(inputs["states"]), self.log_std_parameter, {}
 
 
-class TorchCritic(TorchDeterministic, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchDeterministic.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(4, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
-
-    def compute(self, inputs, role):
-        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], -1)), {}
-
-
 class JaxPolicy(JaxGaussian, JaxModel):
     def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
         JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
@@ -75,17 +63,6 @@ class JaxPolicy(JaxGaussian, JaxModel):
     def __call__(self, inputs, role):
         hidden = fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))
         return fnn.Dense(1, name="output")(hidden), self.param("log_std", lambda _: jnp.zeros(1)), {}
-
-
-class JaxCritic(JaxDeterministic, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxDeterministic.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], -1)
-        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(x))), {}
 
 
 @pytest.fixture
@@ -111,7 +88,7 @@ def same_batch_and_noise(monkeypatch):
 
 def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
     torch.manual_seed(0)
-    torch_models = {role: (TorchPolicy if role == "policy" else TorchCritic)() for role in ROLES}
+    torch_models = {role: TorchPolicy() if role == "policy" else TorchCritic(OBSERVATIONS, ACTIONS) for role in ROLES}
     torch_agent = TorchSAC(
         models=torch_models,
         memory=TorchMemory(memory_size=16),
@@ -119,7 +96,7 @@ def test_torch_and_jax_agree_on_two_gradient_steps(same_batch_and_noise):
         observation_space=OBSERVATIONS,
         action_space=ACTIONS,
     )
-    jax_models = {role: (JaxPolicy if role == "policy" else JaxCritic)() for role in ROLES}
+    jax_models = {role: JaxPolicy() if role == "policy" else JaxCritic(OBSERVATIONS, ACTIONS) for role in ROLES}
     for role, model in jax_models.items():
         load_torch_weights(model, role, torch_models[role], "log_std")
     jax_agent = JaxSAC(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as tnn
-from agree_models import load_torch_weights
+from agree_models import JaxCritic, TorchCritic, load_torch_weights
 
 from skrl_like.jax.agents.td3 import TD3 as JaxTD3
 from skrl_like.jax.memories import RandomMemory as JaxMemory
@@ -42,16 +42,6 @@ class TorchPolicy(TorchDeterministic, TorchModel):
         return torch.tanh(self.net(inputs["states"])), {}
 
 
-class TorchCritic(TorchDeterministic, TorchModel):
-    def __init__(self):
-        TorchModel.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
-        TorchDeterministic.__init__(self)
-        self.net = tnn.Sequential(tnn.Linear(5, HIDDEN), tnn.Tanh(), tnn.Linear(HIDDEN, 1))
-
-    def compute(self, inputs, role):
-        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], 1)), {}
-
-
 class JaxPolicy(JaxDeterministic, JaxModel):
     def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
         JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
@@ -61,17 +51,6 @@ class JaxPolicy(JaxDeterministic, JaxModel):
     def __call__(self, inputs, role):
         hidden = fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(inputs["states"]))
         return jnp.tanh(fnn.Dense(2, name="output")(hidden)), {}
-
-
-class JaxCritic(JaxDeterministic, JaxModel):
-    def __init__(self, observation_space=OBSERVATIONS, action_space=ACTIONS, device=None, **kwargs):
-        JaxModel.__init__(self, observation_space, action_space, device, **kwargs)
-        JaxDeterministic.__init__(self)
-
-    @fnn.compact
-    def __call__(self, inputs, role):
-        x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], -1)
-        return fnn.Dense(1, name="output")(fnn.tanh(fnn.Dense(HIDDEN, name="hidden")(x))), {}
 
 
 class TorchSmoothing(TorchNoise):
@@ -116,9 +95,9 @@ def test_two_td3_updates_give_the_same_losses_and_weights_in_torch_and_jax(with_
         "truncated": rng.random((ROWS, 1)) < 0.2,
     }
     torch_models = {role: TorchPolicy() for role in ROLES[:2]}
-    torch_models.update({role: TorchCritic() for role in ROLES[2:]})
+    torch_models.update({role: TorchCritic(OBSERVATIONS, ACTIONS) for role in ROLES[2:]})
     jax_models = {role: JaxPolicy() for role in ROLES[:2]}
-    jax_models.update({role: JaxCritic() for role in ROLES[2:]})
+    jax_models.update({role: JaxCritic(OBSERVATIONS, ACTIONS) for role in ROLES[2:]})
     for role, model in jax_models.items():
         load_torch_weights(model, role, torch_models[role])
 
