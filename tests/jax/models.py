@@ -7,9 +7,12 @@ parameters drawn from the same key are the same.
 
 import flax.linen as nn
 import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
 
 from skrl_like.jax.envs.wrappers import wrap_env
-from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
+from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, Model
 
 
 class CategoricalMlp(CategoricalMixin, Model):
@@ -38,6 +41,30 @@ class ValueMlp(DeterministicMixin, Model):
     @nn.compact
     def __call__(self, inputs, role):
         return nn.Dense(1)(nn.tanh(nn.Dense(self.hidden)(inputs["states"]))), {}
+
+
+class PerturbedGaussianPolicy(GaussianMixin, Model):
+    """RPO's policy: the mean from one tanh layer of 16 units perturbed by U(-alpha, alpha), drawn with
+    ``inputs["key"]``; where ``draws`` is a list, every perturbation is appended to it as it runs (also inside
+    compiled code)."""
+
+    draws = None
+
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        GaussianMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        mean = nn.Dense(self.num_actions)(nn.tanh(nn.Dense(16)(inputs["states"])))
+        alpha = inputs.get("alpha", 0.0)
+        key = inputs.get("key", jax.random.PRNGKey(0))  # (no key when the parameters are initialised)
+        perturbation = jax.random.uniform(key, mean.shape, minval=-alpha, maxval=alpha)
+        if self.draws is not None:
+            draws = self.draws
+            jax.debug.callback(lambda x: draws.append(np.asarray(x)), perturbation)
+        log_std = self.param("log_std_parameter", lambda _: jnp.full(self.num_actions, -0.5, jnp.float32))
+        return mean + perturbation, log_std, {}
 
 
 class LinearCategoricalPolicy(CategoricalMixin, Model):

@@ -5,10 +5,8 @@ made alone, the trained agent afterwards (save/load/act/evaluation, TensorBoard)
 import glob
 import os
 
-import flax.linen as nn
 import gymnasium
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -20,34 +18,15 @@ from skrl_like.jax.agents.rpo import RPO, RPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
-from skrl_like.jax.models import GaussianMixin, Model  # noqa: E402
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
 from skrl_like.jax.resources.schedulers import KLAdaptiveLR  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
-from tests.jax.models import CategoricalMlp, ValueMlp  # noqa: E402
+from tests.jax.models import CategoricalMlp, PerturbedGaussianPolicy, ValueMlp  # noqa: E402
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"disable_progressbar": True, "close_environment_at_exit": False}
 ROLLOUTS, NUM_ENVS = 8, 2
-
-
-class GaussianPolicy(GaussianMixin, Model):
-    """RPO's policy: the mean perturbed by U(-alpha, alpha), drawn with ``inputs["key"]``."""
-
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        GaussianMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        mean = nn.Dense(self.num_actions)(nn.tanh(nn.Dense(16)(inputs["states"])))
-        alpha = inputs.get("alpha", 0.0)
-        perturbation = jax.random.uniform(
-            inputs.get("key", jax.random.PRNGKey(0)), mean.shape, minval=-alpha, maxval=alpha
-        )
-        log_std = self.param("log_std_parameter", lambda _: jnp.full(self.num_actions, -0.5, jnp.float32))
-        return mean + perturbation, log_std, {}
 
 
 def gymnax_env(name="CartPole-v1", max_steps=6, num_envs=NUM_ENVS):
@@ -78,8 +57,8 @@ def make_agent(env, algorithm="PPO", seed=0, memory_size=ROLLOUTS, memory_envs=N
     algorithm_class, defaults, policy_class = {
         "PPO": (PPO, PPO_DEFAULT_CONFIG, CategoricalMlp),
         "A2C": (A2C, A2C_DEFAULT_CONFIG, CategoricalMlp),
-        "RPO": (RPO, RPO_DEFAULT_CONFIG, GaussianPolicy),
-        "TRPO": (TRPO, TRPO_DEFAULT_CONFIG, GaussianPolicy),
+        "RPO": (RPO, RPO_DEFAULT_CONFIG, PerturbedGaussianPolicy),
+        "TRPO": (TRPO, TRPO_DEFAULT_CONFIG, PerturbedGaussianPolicy),
     }[algorithm]
     models = {
         "policy": policy_class(env.observation_space, env.action_space),

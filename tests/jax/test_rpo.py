@@ -2,10 +2,8 @@
 within alpha), compilation, save/load, determinism and bad input (the update's numbers are checked against torch
 in tests/test_rpo_backends_agree.py)."""
 
-import flax.linen as nn
 import gymnasium
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -13,33 +11,20 @@ from skrl_like.jax.agents.ppo import PPO_DEFAULT_CONFIG
 from skrl_like.jax.agents.rpo import RPO, RPO_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.models import GaussianMixin, Model
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.torch.agents.rpo import RPO_DEFAULT_CONFIG as TORCH_RPO_DEFAULT_CONFIG
 from skrl_like.utils import set_seed
-from tests.jax.models import ValueMlp
+from tests.jax.models import PerturbedGaussianPolicy, ValueMlp
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
 DRAWS = []  # every perturbation the policy drew, as it ran (also inside the compiled update)
 
 
-class Policy(GaussianMixin, Model):
-    """The spec's RPO policy: the mean action perturbed by U(-alpha, alpha), drawn with ``inputs["key"]``."""
+class Policy(PerturbedGaussianPolicy):
+    """The spec's RPO policy, every perturbation it draws recorded in ``DRAWS``."""
 
-    def __init__(self, observation_space, action_space, device=None, **kwargs):
-        Model.__init__(self, observation_space, action_space, device, **kwargs)
-        GaussianMixin.__init__(self)
-
-    @nn.compact
-    def __call__(self, inputs, role):
-        mean = nn.Dense(self.num_actions)(nn.tanh(nn.Dense(16)(inputs["states"])))
-        alpha = inputs.get("alpha", 0.0)
-        key = inputs.get("key", jax.random.PRNGKey(0))  # (no key when the parameters are initialised)
-        perturbation = jax.random.uniform(key, mean.shape, minval=-alpha, maxval=alpha)
-        jax.debug.callback(lambda x: DRAWS.append(np.asarray(x)), perturbation)
-        log_std = self.param("log_std_parameter", lambda _: jnp.full(self.num_actions, -0.5, jnp.float32))
-        return mean + perturbation, log_std, {}
+    draws = DRAWS
 
 
 def pendulum(num_envs=2):
