@@ -52,3 +52,20 @@ def test_curriculum_example_raises_the_level_with_the_return():
     assert result.returncode == 0, result.stderr
     assert "wind level 0 -> 1" in result.stdout
     assert "Final wind level: 2 (of 5)" in result.stdout
+
+
+@pytest.mark.parametrize("algorithm", ["DQN", "DDQN"])
+def test_the_dqn_examples_and_their_tuned_files_hold_the_same_settings(algorithm):
+    """The CartPole settings are written three times (the two examples and skrl_like/tuned/): a change to one alone
+    would benchmark one configuration and ship another."""
+    import yaml
+
+    from tests.examples import load_example
+
+    name = "HYPERPARAMETERS" if algorithm == "DQN" else "DDQN_HYPERPARAMETERS"
+    torch_settings, jax_settings = (getattr(load_example(b, "dqn_cartpole"), name) for b in ("torch", "jax"))
+    assert torch_settings == jax_settings
+    tuned = yaml.safe_load(open(ROOT / "skrl_like" / "tuned" / f"{algorithm.lower()}_cartpole.yaml"))
+    assert tuned["agent"]["class"] == algorithm
+    agent = {key: value for key, value in tuned["agent"].items() if key not in ("class", "experiment")}
+    assert {"memory_size": tuned["memory"]["memory_size"], **agent} == torch_settings
