@@ -55,8 +55,8 @@ _MAX_PLAIN_DEPTH = 6
 
 class RecentValues(list):
     """A tag's tracked values when nothing writes them (``write_interval`` 0): a list that keeps its newest
-    :data:`TRACKING_HISTORY` values, so a long run without TensorBoard does not grow by a few floats per update
-    (inspecting ``agent.tracking_data`` after a short run works as before)."""
+    :data:`TRACKING_HISTORY` to twice that many values, so a long run without TensorBoard does not grow by a few
+    floats per update (inspecting ``agent.tracking_data`` after a short run works as before)."""
 
     def append(self, value: Any) -> None:
         super().append(value)
