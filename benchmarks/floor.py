@@ -1,12 +1,12 @@
 """The loop of the floors (``torch_floor.py``, ``jax_floor.py``): ``off_policy.py``'s throughput protocol run by the
 barest code a backend allows, so that a library's time divided by the floor's bounds what any rewrite could gain.
 
-A floor module supplies ``parts(algorithm, hyper, seed, replay) -> (act, gradient_step, random_action)`` and its replay class
-(preallocated arrays with ``write(row, observations, rewards, terminated)`` and
-``batch(batch_size)``); ``run`` does the rest: the env of ``off_policy.py`` unwrapped (a
-one-env gymnasium sync vector env with same-step autoreset), ``THROUGHPUT_TIMESTEPS`` env steps of which the first
-``learning_starts`` act at random without updates, each transition written into the replay, one gradient step per
-env step after that, and ONE JSON line in ``off_policy.py``'s layout.
+A floor module supplies ``parts(algorithm, hyper, seed, replay) -> (act, gradient_step, random_action)`` and its
+replay class (preallocated arrays with ``write(row, observations, rewards, terminated)`` and ``batch(batch_size)``);
+``run`` does the rest: the env of ``off_policy.py`` unwrapped (a one-env gymnasium sync vector env with same-step
+autoreset), ``THROUGHPUT_TIMESTEPS`` env steps of which the first ``learning_starts`` act at random without
+updates, each transition written into the replay, one gradient step per env step after that, and ONE JSON line in
+``off_policy.py``'s layout.
 """
 
 import argparse
@@ -43,8 +43,8 @@ def run(description: str, library: str, backend: str, version: str, replay_class
     :param library: the name printed as ``library`` (e.g. ``"plain torch (floor)"``).
     :param backend: ``"torch"`` or ``"jax"``; ``version`` the backend's version string.
     :param replay_class: ``replay_class(rows, observation_size, seed, discrete_actions)``, with ``write`` and ``batch``.
-    :param parts: ``parts(algorithm, hyper, seed, replay) -> (act, gradient_step, random_action)``: ``act(observations)`` and
-        ``random_action()`` give the env's actions (``(1, action_size)``, NumPy or a CPU tensor), and
+    :param parts: ``parts(algorithm, hyper, seed, replay) -> (act, gradient_step, random_action)``:
+        ``act(observations)`` and ``random_action()`` give the env's actions (``(1, action_size)`` NumPy arrays), and
         ``gradient_step(timestep, batch)`` takes one step on ``replay.batch(batch_size)``.
     """
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
