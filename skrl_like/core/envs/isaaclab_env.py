@@ -130,11 +130,13 @@ class IsaacLabWrapperCore(_IsaacLabHooks, WrapperCore):
         if self._states is not None:
             return self._states
         read = getattr(self._unwrapped, "state", None)
-        space = self.state_space
-        if not callable(read) or space is None:
+        states = read() if callable(read) else None
+        if states is None:
             return None
-        states = read()
-        return None if states is None else self._observation_to_backend(space, states)
+        space = self.state_space
+        if hasattr(states, "shape"):  # one tensor: its rows are the sub-environments (the env's space is batched)
+            space = gymnasium.spaces.Box(-float("inf"), float("inf"), tuple(states.shape[1:]))
+        return self._observation_to_backend(space, states)
 
     def _read_groups(self, observations: Mapping) -> None:
         self._observations = self._observation_to_backend(self.observation_space, observations["policy"])
