@@ -149,6 +149,20 @@ def test_without_a_critic_group_state_is_the_envs_state_or_none():
     torch.testing.assert_close(wrapped.state(), torch.arange(6.0).reshape(2, 3))
 
 
+def test_a_run_state_resumes_the_stand_in_without_a_reset():
+    wrapped = wrap_env(CountingEnv(num_envs=3, state_size=33, seed=4), verbose=False)
+    wrapped.reset()
+    observations, *_ = wrapped.step(torch.ones(3, 8))
+    saved = wrapped.run_state()
+    resumed_env = CountingEnv(num_envs=3, state_size=33, seed=9)
+    resumed = wrap_env(resumed_env, verbose=False)
+    resumed.load_run_state(saved)
+    assert torch.equal(resumed.reset()[0], observations) and resumed_env.resets == 1  # the saved count: no reset
+    torch.testing.assert_close(resumed.state(), wrapped.state())
+    expected, *_ = wrapped.step(torch.ones(3, 8))
+    torch.testing.assert_close(resumed.step(torch.ones(3, 8))[0], expected)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_step_through_the_wrapper_never_syncs_with_the_host(device):
     """With thousands of sub-environments on a GPU a host sync costs more than the step: none in reset, step or

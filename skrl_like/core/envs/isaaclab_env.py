@@ -64,6 +64,9 @@ class IsaacLabWrapperCore(_IsaacLabHooks, WrapperCore):
     :param env: the Isaac Lab environment (as ``gymnasium.make`` returns it, or unwrapped).
     """
 
+    # a run checkpoint of an env whose state pickles (the stand-in) resumes without a reset
+    _run_state_attributes = ("_reset_once", "_observations", "_states")
+
     def __init__(self, env: Any) -> None:
         super().__init__(env)
         self._reset_once = True
@@ -151,6 +154,8 @@ class IsaacLabMultiAgentWrapperCore(_IsaacLabHooks, MultiAgentEnvWrapperCore):
 
     :param env: the Isaac Lab ``DirectMARLEnv`` (as ``gymnasium.make`` returns it, or unwrapped).
     """
+
+    _run_state_attributes = ("_reset_once", "_observations")
 
     def __init__(self, env: Any) -> None:
         super().__init__(env)
