@@ -4,6 +4,9 @@ handed over as they are), the "critic" group as state(), the multi-agent wrapper
 PPO trained end to end on the stand-in env, by hand and through the Runner with an Isaac Lab 2.3 skrl config."""
 
 import copy
+import pathlib
+import subprocess
+import sys
 
 import gymnasium
 import pytest
@@ -316,3 +319,17 @@ def test_the_runner_builds_and_trains_an_isaac_lab_skrl_config_on_the_stand_in(t
     after = list(agent.models["policy"].parameters())
     assert all(torch.isfinite(parameter).all() for parameter in after)
     assert any(not torch.equal(b, a) for b, a in zip(before, after))
+
+
+def test_the_example_trains_through_the_runner(tmp_path):
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch" / "ppo_isaaclab_standin.py"
+    result = subprocess.run(
+        [sys.executable, str(example), "--timesteps", "64", "--num-envs", "4"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Mean step reward: first write" in result.stdout
+    assert (tmp_path / "runs" / "torch" / "isaaclab_standin").is_dir()
