@@ -324,7 +324,7 @@ def test_the_runner_builds_and_trains_an_isaac_lab_skrl_config_on_the_stand_in(t
 def test_the_example_trains_through_the_runner(tmp_path):
     example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch" / "ppo_isaaclab_standin.py"
     result = subprocess.run(
-        [sys.executable, str(example), "--timesteps", "64", "--num-envs", "4"],
+        [sys.executable, str(example), "--timesteps", "160", "--num-envs", "4"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
