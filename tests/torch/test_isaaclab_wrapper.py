@@ -333,3 +333,39 @@ def test_the_example_trains_through_the_runner(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Mean step reward: first write" in result.stdout
     assert (tmp_path / "runs" / "torch" / "isaaclab_standin").is_dir()
+
+
+def test_mappo_trains_on_a_wrapped_multi_agent_env_through_the_runner(tmp_path):
+    """The multi-agent trainer loop on the wrapper: reset once, state() as MAPPO's shared value input."""
+
+    class BoxActions(MultiAgentEnv):
+        def __init__(self):
+            super().__init__(num_envs=4)
+            self.action_spaces = {"a": gymnasium.spaces.Box(-1, 1, (2,)), "b": gymnasium.spaces.Box(-1, 1, (1,))}
+
+    network = [{"name": "net", "input": "STATES", "layers": [16], "activations": "elu"}]
+    cfg = {
+        "seed": 1,
+        "models": {
+            "separate": True,
+            "policy": {"class": "GaussianMixin", "network": network, "output": "ACTIONS"},
+            "value": {"class": "DeterministicMixin", "network": network, "output": "ONE"},
+        },
+        "memory": {"class": "RandomMemory", "memory_size": -1},
+        "agent": {
+            "class": "MAPPO",
+            "rollouts": 8,
+            "learning_epochs": 1,
+            "mini_batches": 1,
+            "experiment": {"directory": str(tmp_path), "write_interval": 0, "checkpoint_interval": 0},
+        },
+        "trainer": {"class": "SequentialTrainer", "timesteps": 16, **QUIET_TRAINER},
+    }
+    env = BoxActions()
+    runner = Runner(wrap_env(env, wrapper="isaaclab", verbose=False), cfg)
+    value = runner.agent.models["a"]["value"]
+    assert value.observation_space == env.state_space  # MAPPO's value reads the env's state()
+    before = [parameter.detach().clone() for parameter in value.parameters()]
+    runner.run("train")
+    assert env.resets == 1 and len(env.received) == 16
+    assert any(not torch.equal(b, a) for b, a in zip(before, value.parameters()))  # two updates ran
