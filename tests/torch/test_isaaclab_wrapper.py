@@ -70,6 +70,18 @@ def test_isaac_gym_and_omniverse_isaac_gym_are_refused_as_deprecated(tag):
         wrap_env(type("Task", (omniverse,), {})(), verbose=False)
 
 
+def test_an_env_without_isaac_labs_groups_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match=r"CartPoleEnv\) spaces have no 'policy' observation group.*wrapper='auto'"):
+        wrap_env(gymnasium.make("CartPole-v1"), wrapper="isaaclab", verbose=False)
+
+    class FlatObservations(IsaacLabStandInEnv):
+        def reset(self, seed=None, options=None):
+            return super().reset(seed, options)[0]["policy"], {}
+
+    with pytest.raises(ValueError, match=r"observations \(Tensor\) have no 'policy' group.*\{'policy': tensor\}"):
+        wrap_env(FlatObservations(num_envs=2), verbose=False).reset()
+
+
 # -- skrl 1.4.3's behaviour ----------------------------------------------------------------------------------------
 
 

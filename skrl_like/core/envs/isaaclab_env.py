@@ -73,14 +73,19 @@ class IsaacLabWrapperCore(_IsaacLabHooks, WrapperCore):
         self._observations: Any = None
         self._states: Any = None
         self._info: Any = {}
+        self.observation_space  # noqa: B018 (raises now, with the fix, for an env that is not an Isaac Lab env)
 
     @property
     def observation_space(self) -> gymnasium.Space:
         """The ``"policy"`` group's space of one sub-environment."""
         try:
             return self._unwrapped.single_observation_space["policy"]
-        except (AttributeError, KeyError):  # an env that only has the (unbatched) dict of groups
+        except (AttributeError, KeyError):  # an env without single-env spaces: observation_space holds the groups
+            pass
+        try:
             return self._unwrapped.observation_space["policy"]
+        except (AttributeError, KeyError, TypeError):
+            raise ValueError(self._not_isaac_lab("spaces have no 'policy' observation group")) from None
 
     @property
     def action_space(self) -> gymnasium.Space:
@@ -142,10 +147,21 @@ class IsaacLabWrapperCore(_IsaacLabHooks, WrapperCore):
         return self._observation_to_backend(space, states)
 
     def _read_groups(self, observations: Mapping) -> None:
+        if not isinstance(observations, Mapping) or "policy" not in observations:
+            raise ValueError(
+                self._not_isaac_lab(f"observations ({type(observations).__name__}) have no 'policy' group")
+            )
         self._observations = self._observation_to_backend(self.observation_space, observations["policy"])
         states = observations.get("critic")
         if states is not None:
             self._states = self._observation_to_backend(self.state_space, states)
+
+    def _not_isaac_lab(self, what: str) -> str:
+        return (
+            f"{type(self).__name__}: the environment's ({type(self._unwrapped).__name__}) {what}, so it is not an Isaac "
+            "Lab environment: wrap it with wrapper='auto' (or the tag that fits it, e.g. 'gymnasium'), or return the "
+            "observations as {'policy': tensor} as Isaac Lab does"
+        )
 
 
 class IsaacLabMultiAgentWrapperCore(_IsaacLabHooks, MultiAgentEnvWrapperCore):
