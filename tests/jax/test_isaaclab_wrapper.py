@@ -172,3 +172,21 @@ def test_jax_ppo_trains_on_the_wrapped_stand_in(jax_backend, tmp_path):
     assert all(bool(jnp.isfinite(leaf).all()) for leaf in after)
     assert any(not np.array_equal(b, a) for b, a in zip(before, after))  # 4 updates ran
     assert len(rows) == 2 and "Reward / Instantaneous reward (mean)" in rows[-1]
+
+
+def test_an_env_on_a_gpu_with_jax_on_its_cpu_goes_through_the_host_with_a_warning(jax_backend, caplog):
+    cuda_env = CompositeEnv(num_envs=2)
+    cuda_env.device = "cuda:0"  # as Isaac Lab announces it; JAX here has only its CPU
+    with caplog.at_level("WARNING"):
+        wrap_env(cuda_env, wrapper="isaaclab", verbose=False)
+    assert "runs on cuda:0 but JAX on cpu:0: every step's tensors go through the host" in caplog.text
+    # the host path itself, on this CPU: the same values as through DLPack
+    env = CompositeEnv(num_envs=2)
+    wrapped = wrap_env(env, wrapper="isaaclab", verbose=False)
+    wrapped._same_device_kind = False
+    wrapped.reset()
+    observations, rewards, terminated, _, _ = wrapped.step(jnp.array([[2.0, 0.5, -0.5], [1.0, 0.25, 0.25]]))
+    assert isinstance(observations, jax.Array) and terminated.dtype == jnp.int8
+    np.testing.assert_array_equal(np.asarray(observations), [[1.0, 1.0, -1.0]] * 2)
+    np.testing.assert_array_equal(np.asarray(rewards), [[0.0], [0.5]])
+    np.testing.assert_array_equal(env.received[-1][1].numpy(), [[0.5, -0.5], [0.25, 0.25]])
