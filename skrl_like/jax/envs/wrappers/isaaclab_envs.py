@@ -57,8 +57,9 @@ class _DLPackHandOver:
         torch = self._torch
         if isinstance(actions, jax.Array) and self._same_device_kind:
             tensor = torch.utils.dlpack.from_dlpack(actions)
-        else:
-            tensor = torch.from_numpy(np.asarray(actions))
+        else:  # NumPy actions, or a JAX array that cannot be shared with the env's device: through the host
+            array = np.asarray(actions)
+            tensor = torch.from_numpy(array if array.flags.writeable else array.copy())
         return unflatten_tensorized_space(space, tensor.to(self._env_device))
 
     def _observation_to_backend(self, space: gymnasium.Space, observation: Any) -> Any:
