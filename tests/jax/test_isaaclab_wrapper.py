@@ -174,6 +174,7 @@ def test_jax_ppo_trains_on_the_wrapped_stand_in(jax_backend, tmp_path):
     assert len(rows) == 2 and "Reward / Instantaneous reward (mean)" in rows[-1]
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # torch's warning about read-only NumPy arrays
 def test_an_env_on_a_gpu_with_jax_on_its_cpu_goes_through_the_host_with_a_warning(jax_backend, caplog):
     cuda_env = CompositeEnv(num_envs=2)
     cuda_env.device = "cuda:0"  # as Isaac Lab announces it; JAX here has only its CPU
