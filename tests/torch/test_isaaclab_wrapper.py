@@ -4,6 +4,7 @@ handed over as they are), the "critic" group as state(), the multi-agent wrapper
 PPO trained end to end on the stand-in env, by hand and through the Runner with an Isaac Lab 2.3 skrl config."""
 
 import copy
+import json
 import pathlib
 import subprocess
 import sys
@@ -381,3 +382,17 @@ def test_mappo_trains_on_a_wrapped_multi_agent_env_through_the_runner(tmp_path):
     runner.run("train")
     assert env.resets == 1 and len(env.received) == 16
     assert any(not torch.equal(b, a) for b, a in zip(before, value.parameters()))  # two updates ran
+
+
+def test_the_isaac_lab_shaped_benchmark_prints_its_json_line():
+    script = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "isaaclab_standin_ppo.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--num-envs", "8", "--timesteps", "16"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    line = json.loads(result.stdout.strip().splitlines()[-1])
+    assert line["benchmark"] == "isaaclab_standin_ppo" and line["num_envs"] == 8 and line["env_steps_per_second"] > 0
+    assert line["last_mean_step_reward"] is not None  # one write at timestep 16
