@@ -4,7 +4,7 @@ Reset, step and the observation groups are :mod:`skrl_like.core.envs.isaaclab_en
 hand-over between the env's torch tensors and JAX arrays. With the ``"jax"`` backend both directions go through
 DLPack: an array and a tensor on the same device share memory, so nothing passes through the host. The env's
 outputs are copied on the device before they are handed over, because JAX arrays are immutable while Isaac Lab
-writes some of its buffers (rewards, reset flags) in place at the next step. Where the env runs on a GPU but JAX has
+writes its reset flags (and an env may write its other buffers) in place at the next step. Where the env runs on a GPU but JAX has
 only its CPU, the tensors go through the host (a warning says so once). With the ``"numpy"`` backend the outputs are
 NumPy copies on the host.
 
