@@ -3,7 +3,14 @@
 ``gymnasium.make("skrl_like.envs:AmpPendulum-v0")`` (gymnasium's ``module:id`` syntax imports this package first),
 or ``env: {id: "skrl_like.envs:AmpPendulum-v0", num_envs: 8}`` in a YAML file of the command line. NumPy and
 gymnasium only: either backend trains on them.
+
+One exception, torch only: :class:`~skrl_like.envs.isaaclab_standin.IsaacLabStandInEnv`, an environment with Isaac
+Lab's contract (batched torch tensors, observation groups) for the ``"isaaclab"`` wrapper, as
+``skrl_like.envs.IsaacLabStandInEnv`` or ``gymnasium.make("skrl_like.envs:IsaacLabStandIn-v0", num_envs=64)``.
+Importing this package does not import torch: the name is resolved when first used.
 """
+
+from typing import Any
 
 import gymnasium
 
@@ -16,3 +23,20 @@ if "AmpPendulum-v0" not in gymnasium.registry:
         entry_point="skrl_like.envs.amp_pendulum:AmpPendulumEnv",
         max_episode_steps=_AMP_PENDULUM_STEPS,
     )
+if "IsaacLabStandIn-v0" not in gymnasium.registry:
+    # as Isaac Lab registers its tasks: no environment checker (it would sample the batched spaces as NumPy)
+    gymnasium.register(
+        id="IsaacLabStandIn-v0",
+        entry_point="skrl_like.envs.isaaclab_standin:IsaacLabStandInEnv",
+        disable_env_checker=True,
+    )
+
+_TORCH_ONLY = {"DirectRLEnvStandIn", "IsaacLabStandInEnv"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TORCH_ONLY:
+        from skrl_like.envs import isaaclab_standin
+
+        return getattr(isaaclab_standin, name)
+    raise AttributeError(f"module 'skrl_like.envs' has no attribute {name!r}")

@@ -1,7 +1,8 @@
 """Which wrapper fits an environment: ``wrap_env``'s tag resolution, shared by both backends.
 
 Detection looks at class names only, so it needs neither torch nor jax; each backend maps the resulting
-tag (``"gymnasium"``, ``"gym"`` or ``"pettingzoo"``) to its own wrapper class.
+tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"`` or ``"isaaclab-multi-agent"``) to its
+own wrapper class.
 """
 
 import re
@@ -9,13 +10,14 @@ from typing import Any, List
 
 from skrl_like import logger
 
-SUPPORTED_TAGS = ("gymnasium", "gym", "pettingzoo")
+SUPPORTED_TAGS = ("gymnasium", "gym", "pettingzoo", "isaaclab-single-agent", "isaaclab-multi-agent")
 # environments written in JAX: only the JAX backend wraps them
 JAX_NATIVE_TAGS = ("gymnax",)
 
 # first match wins; the order matters (e.g. Isaac Lab envs are also gymnasium envs)
 _DETECTION_RULES = [
-    (["omni.isaac.lab.*", "isaaclab.*"], "isaaclab-*"),
+    # the last pattern: skrl_like's own stand-in for an Isaac Lab env (skrl_like.envs.isaaclab_standin)
+    (["omni.isaac.lab.*", "isaaclab.*", "skrl_like.envs.isaaclab_standin.*"], "isaaclab-*"),
     (["omni.isaac.gym..*"], "omniverse-isaacgym"),
     (["isaacgymenvs..*", "tasks..*.VecTask"], "isaacgym-preview4"),
     (["rlgpu.tasks..*.VecTask"], "isaacgym-preview2"),
@@ -34,11 +36,9 @@ _UNSUPPORTED_TAGS = {
     "robosuite",
     "bidexhands",
     "brax",
-    "isaacgym-preview2",
-    "isaacgym-preview3",
-    "isaacgym-preview4",
-    "omniverse-isaacgym",
 }
+# recognised, but NVIDIA deprecated these simulators in favour of Isaac Lab, and skrl 2.x dropped them
+_DEPRECATED_ISAAC_TAGS = ("isaacgym-preview2", "isaacgym-preview3", "isaacgym-preview4", "omniverse-isaacgym")
 
 
 def _base_class_names(env: Any) -> List[str]:
@@ -51,16 +51,24 @@ def _base_class_names(env: Any) -> List[str]:
     return sorted({f"{base.__module__}.{base.__qualname__}" for base in classes})
 
 
+def _unwrapped(env: Any) -> Any:
+    try:
+        return env.unwrapped
+    except Exception:  # an env without (or with a broken) `unwrapped`
+        return env
+
+
 def _matches(patterns: List[str], names: List[str]) -> bool:
     return any(pattern in name or re.match(pattern, name) for pattern in patterns for name in names)
 
 
 def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, jax_native: bool = False) -> str:
-    """The supported tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, or ``"gymnax"`` where ``jax_native``) of the
-    wrapper to use for ``env``.
+    """The supported tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"``,
+    ``"isaaclab-multi-agent"``, or ``"gymnax"`` where ``jax_native``) of the wrapper to use for ``env``.
 
     :param env: the environment to wrap.
-    :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag.
+    :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag (``"isaaclab"`` picks
+        the multi-agent wrapper for an env with ``possible_agents``, as skrl does).
     :param verbose: log the detected class names.
     :param jax_native: the backend wraps environments written in JAX (the JAX backend).
     :raises ValueError: the env or tag is unknown, or names a simulator skrl_like does not support.
@@ -76,6 +84,8 @@ def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, j
                 break
         else:
             raise ValueError(f"Unknown wrapper type: {names}")
+    if tag in ("isaaclab", "isaaclab-*"):  # single- or multi-agent: a DirectMARLEnv lists its possible agents
+        tag = "isaaclab-multi-agent" if hasattr(_unwrapped(env), "possible_agents") else "isaaclab-single-agent"
     if tag in SUPPORTED_TAGS or (jax_native and tag in JAX_NATIVE_TAGS):
         return tag
     if tag in JAX_NATIVE_TAGS:
@@ -83,7 +93,13 @@ def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, j
             f"The environment is a {tag} environment, written in JAX: wrap it with skrl_like.jax.envs.wrappers.wrap_env "
             "and train it with a JAX agent (skrl_like.jax.agents)"
         )
-    if tag.startswith("isaaclab") or tag in _UNSUPPORTED_TAGS:
+    if tag in _DEPRECATED_ISAAC_TAGS:
+        raise ValueError(
+            f"Environment wrapper '{tag}' is not supported in skrl_like: NVIDIA deprecated Isaac Gym (preview) and "
+            "Omniverse Isaac Gym in favour of Isaac Lab, and skrl 2.x dropped them too. Port the task to Isaac Lab "
+            "and use wrapper='isaaclab', or use skrl 1.4 for this simulator"
+        )
+    if tag in _UNSUPPORTED_TAGS:
         raise ValueError(
             f"Environment wrapper '{tag}' is not supported in skrl_like (its simulator is out of scope): wrap the "
             "environment as a gymnasium env (or write a Wrapper subclass), or use skrl for this simulator"

@@ -8,6 +8,7 @@ from skrl_like.jax.envs.wrappers.base import MultiAgentEnvWrapper, Wrapper
 from skrl_like.jax.envs.wrappers.gym_envs import GymWrapper
 from skrl_like.jax.envs.wrappers.gymnasium_envs import GymnasiumWrapper
 from skrl_like.jax.envs.wrappers.gymnax_envs import GymnaxWrapper
+from skrl_like.jax.envs.wrappers.isaaclab_envs import IsaacLabMultiAgentWrapper, IsaacLabWrapper
 from skrl_like.jax.envs.wrappers.pettingzoo_envs import PettingZooWrapper
 
 __all__ = ["wrap_env", "Wrapper", "MultiAgentEnvWrapper", "GymnaxWrapper"]
@@ -18,10 +19,12 @@ def wrap_env(
 ) -> Union[Wrapper, MultiAgentEnvWrapper]:
     """Wrap an environment so agents and trainers can use it.
 
-    :param env: the environment (gymnasium, gym or PettingZoo parallel API, or a gymnax environment).
+    :param env: the environment (gymnasium, gym or PettingZoo parallel API, a gymnax environment, or an Isaac Lab
+        environment: its torch tensors cross to JAX by DLPack).
     :param wrapper: ``"auto"`` detects the library from the environment's base classes; or a tag:
-        ``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"gymnax"`` (Isaac/Brax/DeepMind/robosuite/Bi-DexHands tags are
-        recognised but not supported by skrl_like).
+        ``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"gymnax"``, ``"isaaclab"`` (single- or multi-agent,
+        detected), ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"`` (Isaac Gym/Brax/DeepMind/robosuite/
+        Bi-DexHands tags are recognised but not supported by skrl_like).
     :param verbose: log the detected base classes and the chosen wrapper.
     :param wrapper_kwargs: for gymnax environments, :class:`GymnaxWrapper`'s ``num_envs``, ``env_params`` and
         ``seed`` (the other environments bring their own).
@@ -31,6 +34,8 @@ def wrap_env(
         "gym": GymWrapper,
         "pettingzoo": PettingZooWrapper,
         "gymnax": GymnaxWrapper,
+        "isaaclab-single-agent": IsaacLabWrapper,
+        "isaaclab-multi-agent": IsaacLabMultiAgentWrapper,
     }
     tag = resolve_wrapper_tag(env, wrapper, verbose, jax_native=True)
     if wrapper_kwargs and tag != "gymnax":

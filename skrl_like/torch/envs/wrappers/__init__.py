@@ -7,6 +7,7 @@ from skrl_like.core.envs.wrapping import resolve_wrapper_tag
 from skrl_like.torch.envs.wrappers.base import MultiAgentEnvWrapper, Wrapper
 from skrl_like.torch.envs.wrappers.gym_envs import GymWrapper
 from skrl_like.torch.envs.wrappers.gymnasium_envs import GymnasiumWrapper
+from skrl_like.torch.envs.wrappers.isaaclab_envs import IsaacLabMultiAgentWrapper, IsaacLabWrapper
 from skrl_like.torch.envs.wrappers.pettingzoo_envs import PettingZooWrapper
 
 __all__ = ["MultiAgentEnvWrapper", "Wrapper", "wrap_env"]
@@ -15,13 +16,21 @@ __all__ = ["MultiAgentEnvWrapper", "Wrapper", "wrap_env"]
 def wrap_env(env: Any, wrapper: str = "auto", verbose: bool = True) -> Union[Wrapper, MultiAgentEnvWrapper]:
     """Wrap an environment so that it exchanges torch tensors with agents and trainers.
 
-    :param env: the environment (gymnasium env or vector env, gym env or vector env, PettingZoo parallel env).
+    :param env: the environment (gymnasium env or vector env, gym env or vector env, PettingZoo parallel env, Isaac
+        Lab env).
     :param wrapper: ``"auto"`` to detect the type from the env's base classes, or an explicit tag
-        (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``; Isaac/Brax/DeepMind/robosuite/Bi-DexHands tags are
-        recognised but not supported by skrl_like).
+        (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab"`` (single- or multi-agent, detected),
+        ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"``; Isaac Gym/Brax/DeepMind/robosuite/Bi-DexHands tags
+        are recognised but not supported by skrl_like).
     :param verbose: log the detected classes and the chosen wrapper.
     """
-    classes = {"gymnasium": GymnasiumWrapper, "gym": GymWrapper, "pettingzoo": PettingZooWrapper}
+    classes = {
+        "gymnasium": GymnasiumWrapper,
+        "gym": GymWrapper,
+        "pettingzoo": PettingZooWrapper,
+        "isaaclab-single-agent": IsaacLabWrapper,
+        "isaaclab-multi-agent": IsaacLabMultiAgentWrapper,
+    }
     wrapped = classes[resolve_wrapper_tag(env, wrapper, verbose)](env)
     if verbose:
         logger.info(f"Environment wrapper: {type(wrapped).__name__}")
