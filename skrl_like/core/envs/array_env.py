@@ -345,7 +345,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         raise ValueError(
             f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} at "
             f"{where}{sub_environments}: fix the environment (e.g. clip its state or end the episode before it "
-            f"diverges), or pass check_finite=False to the wrapper to skip this check"
+            f"diverges), or pass check_finite=False to wrap_env (or to the wrapper class) to skip this check"
         )
 
 

@@ -129,5 +129,5 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
         raise ValueError(
             f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} "
             f"for agent '{agent}' at {where}: fix the environment (e.g. clip its state or end the episode before it "
-            "diverges), or pass check_finite=False to the wrapper to skip this check"
+            "diverges), or pass check_finite=False to wrap_env (or to the wrapper class) to skip this check"
         )
