@@ -981,7 +981,10 @@ class NetworkBackend:
         if isinstance(node, Index):
             return self.evaluate(node.value, values)[node.index]
         if isinstance(node, Concatenate):
-            return self.concatenate([self.evaluate(part, values) for part in node.parts])
+            parts = [self.evaluate(part, values) for part in node.parts]
+            if len({part.ndim for part in parts}) > 1:  # e.g. a (batch, 3, 4) observation and (batch, 2) actions
+                parts = [_flat_rows(part) for part in parts]
+            return self.concatenate(parts)
         if isinstance(node, Permute):
             return self.permute(self.evaluate(node.value, values), node.dims)
         if isinstance(node, OneHot):
@@ -1005,6 +1008,8 @@ class NetworkBackend:
                     f"tensor: select a part (e.g. OBSERVATIONS['key'] or OBSERVATIONS[0]) or join the parts with "
                     f"concatenate([...])"
                 )
+            if container.layers and container.layers[0].kind == "linear" and value.ndim > 2:
+                value = _flat_rows(value)  # a linear layer reads (batch, features): a 2-D observation's rows, joined
             values[container.name] = last = call(container.name, self.layer_input(value))
         return last
 
@@ -1042,6 +1047,11 @@ class NetworkBackend:
             return f"one_hot_encoding({space}, {self.expression_text(node.value, names)})"
         function = self.function_texts.get(node.name, node.name)
         return f"{function}({self.expression_text(node.value, names)})"
+
+
+def _flat_rows(value: Any) -> Any:
+    """``value`` (a torch tensor or JAX array) as ``(batch, features)``, as skrl's models see observations."""
+    return value.reshape(value.shape[0], -1) if value.ndim > 2 else value
 
 
 def _index_text(index: Any) -> str:
