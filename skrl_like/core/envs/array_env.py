@@ -453,6 +453,11 @@ def _is_gymnasium_vector_env(env: Any) -> bool:
 class GymnasiumWrapperCore(ArrayEnvWrapperCore):
     """A gymnasium env or vector env (sync or async); see the module docstring for episode ends of vector envs.
 
+    A ``gymnasium.Env`` that declares ``num_envs`` > 1 steps that many copies at once (as skrl reads it): its outputs
+    have a leading ``num_envs`` dimension, its actions are ``(num_envs, ...)``, its spaces are those of one copy
+    (``single_observation_space``/``single_action_space`` where it has them), and it resets its copies itself, as a
+    vector env does (``reset`` resets it once).
+
     :param env: a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` (possibly wrapped).
     :param check_finite: check every step's observations and rewards for NaN/inf and raise a ``ValueError`` that
         names the env, the step and the sub-environments (one NumPy reduction per output; ``False`` skips it, e.g.
