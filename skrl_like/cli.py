@@ -462,8 +462,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from skrl_like.utils.postprocessing import run_labels, smooth
+
+    if args.smooth < 1:
+        raise CommandLineError(f"--smooth must be a number of points >= 1 (1: no smoothing), got {args.smooth}")
     runs = []
-    for run_dir in args.run_dirs:
+    for run_dir, label in zip(args.run_dirs, run_labels(args.run_dirs)):
         if not os.path.isdir(run_dir):
             raise CommandLineError(f"No run directory '{run_dir}'")
         scalars = run_scalars(run_dir)
@@ -471,7 +475,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise CommandLineError(f"'{run_dir}' has no results.jsonl rows or TensorBoard scalars (write_interval 0?)")
         config_path = os.path.join(run_dir, CONFIG_FILE)
         num_envs = (read_yaml(config_path).get("env") or {}).get("num_envs", 1) if os.path.isfile(config_path) else 1
-        runs.append((os.path.basename(os.path.normpath(run_dir)), int(num_envs), scalars))
+        runs.append((label, int(num_envs), scalars))
     tags = [RETURN_TAG] if any(RETURN_TAG in scalars for _, _, scalars in runs) else []
     tags += sorted({tag for _, _, scalars in runs for tag in scalars if tag.startswith("Loss / ")})
     if not tags:
@@ -481,7 +485,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         for name, num_envs, scalars in runs:
             if tag in scalars:
                 rows = sorted(scalars[tag])
-                axis.plot([step * num_envs for step, _ in rows], [value for _, value in rows], label=name)
+                values = smooth([value for _, value in rows], args.smooth)
+                axis.plot([step * num_envs for step, _ in rows], values, label=name)
         axis.set_title(tag, fontsize=9)
         axis.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7)
@@ -564,6 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="a PNG of return and losses against env steps, runs overlaid")
     plot.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     plot.add_argument("-o", "--output", default="plot.png", help="the PNG file (default: plot.png)")
+    plot.add_argument(
+        "--smooth", type=int, default=1, metavar="N", help="average each curve over its last N points (default: 1, off)"
+    )
     plot.set_defaults(handler=cmd_plot)
 
     sweep = commands.add_parser("tune", help="a Ray Tune sweep (grid, random, ASHA, PBT) over config keys")

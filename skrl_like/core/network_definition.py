@@ -554,6 +554,46 @@ class NetworkInputError(ValueError):
     """A network description that parsed but cannot take the inputs it is given (raised when the model runs)."""
 
 
+def _per_dimension(value: Any) -> tuple:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: Any) -> int:
+    """A 2-D convolution's output length along one dimension of length ``size`` (``padding``: ``"same"``,
+    ``"valid"`` or the zeros added on each side); 0 or less when the kernel does not fit."""
+    if padding == "same":
+        return -(-size // stride)
+    return (size + 2 * (0 if padding == "valid" else padding) - kernel) // stride + 1
+
+
+def check_conv_input(container: "Container", spatial: Sequence[int], layout: str, default_padding: Any) -> None:
+    """Raise a :class:`NetworkInputError` naming the container, the layer, its kernel and the spatial size it gets
+    when a ``conv2d`` layer of ``container`` does not fit its input (an image of ``spatial`` = (height, width)).
+
+    :param layout: how the backend's convolutions take images, for the fix (``"(batch, height, width, channels)"``).
+    :param default_padding: the backend's padding where a layer gives none (torch: ``"valid"``, flax: ``"same"``).
+    """
+    spatial = tuple(int(size) for size in spatial)
+    for index, layer in enumerate(container.layers):
+        if layer.kind == "flatten":
+            return
+        if layer.kind != "conv2d":
+            continue
+        options = layer.options
+        kernel, stride = _per_dimension(options["kernel_size"]), _per_dimension(options.get("stride", 1))
+        padding = options.get("padding", default_padding)
+        paddings = (padding, padding) if isinstance(padding, (int, str)) else tuple(padding)
+        output = tuple(map(conv_output_size, spatial, kernel, stride, paddings))
+        if min(output) < 1:
+            raise NetworkInputError(
+                f"Network container {container.name!r}: its conv2d layer {index} (kernel_size {kernel}, stride "
+                f"{stride}, padding {padding!r}) gets an input of spatial size {spatial} (height, width), smaller than "
+                f"its kernel: convolutions take {layout} images here; give the container an image that large (check "
+                "its input's permute), or use a smaller kernel_size or padding 'same'"
+            )
+        spatial = output
+
+
 @dataclass
 class Container:
     """A parsed container: ``<name> = <name>_container(<input>)``.
@@ -902,6 +942,10 @@ class NetworkBackend:
         """``value`` as a container's layers take it (a backend casts e.g. integer observations to float)."""
         return value
 
+    def container_input(self, container: Container) -> Any:
+        """The expression tree of ``container``'s input (a backend may adapt a layout written for the other one)."""
+        return container.input.tree
+
     # shared: layers from the description
 
     def build_layer(self, layer: Layer, num_observations: int | None, num_actions: int | None) -> list:
@@ -937,7 +981,10 @@ class NetworkBackend:
         if isinstance(node, Index):
             return self.evaluate(node.value, values)[node.index]
         if isinstance(node, Concatenate):
-            return self.concatenate([self.evaluate(part, values) for part in node.parts])
+            parts = [self.evaluate(part, values) for part in node.parts]
+            if len({part.ndim for part in parts}) > 1:  # e.g. a (batch, 3, 4) observation and (batch, 2) actions
+                parts = [_flat_rows(part) for part in parts]
+            return self.concatenate(parts)
         if isinstance(node, Permute):
             return self.permute(self.evaluate(node.value, values), node.dims)
         if isinstance(node, OneHot):
@@ -953,7 +1000,7 @@ class NetworkBackend:
         """
         last = None
         for container in containers:
-            value = self.evaluate(container.input.tree, values)
+            value = self.evaluate(self.container_input(container), values)
             if isinstance(value, (dict, list, tuple)):
                 raise NetworkInputError(
                     f"Network container {container.name!r}: its input {container.input.source!r} is a "
@@ -961,6 +1008,8 @@ class NetworkBackend:
                     f"tensor: select a part (e.g. OBSERVATIONS['key'] or OBSERVATIONS[0]) or join the parts with "
                     f"concatenate([...])"
                 )
+            if container.layers and container.layers[0].kind == "linear" and value.ndim > 2:
+                value = _flat_rows(value)  # a linear layer reads (batch, features): a 2-D observation's rows, joined
             values[container.name] = last = call(container.name, self.layer_input(value))
         return last
 
@@ -998,6 +1047,11 @@ class NetworkBackend:
             return f"one_hot_encoding({space}, {self.expression_text(node.value, names)})"
         function = self.function_texts.get(node.name, node.name)
         return f"{function}({self.expression_text(node.value, names)})"
+
+
+def _flat_rows(value: Any) -> Any:
+    """``value`` (a torch tensor or JAX array) as ``(batch, features)``, as skrl's models see observations."""
+    return value.reshape(value.shape[0], -1) if value.ndim > 2 else value
 
 
 def _index_text(index: Any) -> str:

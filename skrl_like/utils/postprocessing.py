@@ -128,7 +128,91 @@ class TensorboardFileIterator:
         return name, {tag: scalars[tag] for tag in self.tags if tag in scalars}
 
 
+def _run_description(run_dir: str) -> Dict[str, Any]:
+    """What a run was: ``{"backend", "agent", "env", "seed"}`` from its ``params.json`` and the ``config.yaml`` that
+    ``skrl_like train`` writes (a key is left out where neither file says)."""
+    description: Dict[str, Any] = {}
+    try:
+        params = read_params(run_dir)
+    except (FileNotFoundError, ValueError):
+        params = {}
+    description["backend"] = (params.get("trainer") or {}).get("backend")
+    description["agent"] = next((agent.get("class") for agent in params.get("agents") or []), None)
+    description["env"] = (params.get("env") or {}).get("id")
+    config_path = os.path.join(run_dir, "config.yaml")
+    if os.path.isfile(config_path):
+        import yaml
+
+        try:
+            with open(config_path, encoding="utf-8") as file:
+                config = yaml.safe_load(file) or {}
+        except (OSError, yaml.YAMLError):
+            config = {}
+        if isinstance(config, dict):
+            description["seed"] = config.get("seed")
+            description["agent"] = description["agent"] or (config.get("agent") or {}).get("class")
+            description["env"] = description["env"] or (config.get("env") or {}).get("id")
+    return {key: value for key, value in description.items() if value is not None}
+
+
+def _path_suffixes(paths: Sequence[str]) -> List[str]:
+    """The shortest trailing part of each path that tells it apart from the others (the whole path at worst)."""
+    parts = [os.path.normpath(os.path.abspath(path)).split(os.sep) for path in paths]
+    for depth in range(1, max(len(part) for part in parts) + 1):
+        suffixes = [os.path.join(*part[-depth:]) for part in parts]
+        if len(set(suffixes)) == len(suffixes):
+            return suffixes
+    return [os.path.normpath(os.path.abspath(path)) for path in paths]
+
+
+def run_labels(run_dirs: Sequence[str]) -> List[str]:
+    """A legend label for each run directory, saying what differs between them: the backend, the agent, the env
+    and the seed where they differ (``"jax, seed 7"``), else the shortest distinguishing part of the folder path
+    (``skrl_like train`` names every run ``<date>_<agent>``, so folder names alone often read the same).
+
+    :param run_dirs: the runs, in plot order; a single run is labelled by its folder name.
+    """
+    folders = _path_suffixes(run_dirs)
+    if len(run_dirs) < 2:
+        return folders
+    descriptions = [_run_description(run_dir) for run_dir in run_dirs]
+    differing = [
+        key
+        for key in ("backend", "agent", "env", "seed")
+        if len({str(description[key]) for description in descriptions if key in description}) > 1
+    ]
+    labels = []
+    for description, folder in zip(descriptions, folders):
+        parts = [
+            f"seed {description.get('seed', '?')}" if key == "seed" else str(description.get(key, "?"))
+            for key in differing
+        ]
+        labels.append(", ".join(parts) if any(key in description for key in differing) else folder)
+    if len(set(labels)) < len(labels):  # runs that differ in nothing recorded: their folders tell them apart
+        labels = [folder if label == folder else f"{label} ({folder})" for label, folder in zip(labels, folders)]
+    return labels
+
+
+def smooth(values: Sequence[float], window: int) -> np.ndarray:
+    """The trailing moving average of ``values`` over ``window`` points (fewer at the start); ``window`` 1 returns
+    them as they are.
+
+    :raises ValueError: ``window`` is not an int >= 1.
+    """
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        raise ValueError(f"The smoothing window must be an int >= 1 (1: no smoothing), got {window!r}")
+    array = np.asarray(values, dtype=np.float64)
+    if window == 1 or array.size == 0:
+        return array
+    sums = np.cumsum(np.concatenate([[0.0], array]))
+    ends = np.arange(1, array.size + 1)
+    starts = np.maximum(ends - window, 0)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
 __all__ = [
+    "run_labels",
+    "smooth",
     "MemoryFileIterator",
     "TensorboardFileIterator",
     "read_tensorboard_scalars",

@@ -79,3 +79,24 @@ def test_spaces_come_from_the_per_agent_methods_when_the_env_has_no_space_dicts(
     env = PettingZooWrapper(SpaceMethodsParallelEnv())
     assert env.observation_spaces == {"first": spaces.Box(-1, 1, (2,), np.float32)}
     assert env.action_space("first") == spaces.Discrete(3)
+
+
+class WrongShapeParallelEnv(NonFiniteParallelEnv):
+    """Agent ``first`` observes 3 values where its space has 2, from step 1 on."""
+
+    def _observations(self):
+        observations = super()._observations()
+        if self.steps >= 1:
+            observations["first"] = np.zeros(3, np.float32)
+        return observations
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_observations_that_do_not_fit_an_agents_space_are_named(backend):
+    PettingZooWrapper = importlib.import_module(f"skrl_like.{backend}.envs.wrappers").PettingZooWrapper
+    env = PettingZooWrapper(WrongShapeParallelEnv())
+    env.reset()
+    with pytest.raises(
+        ValueError, match=r"observations for agent 'first' of shape \(3,\) where \(2,\) was expected at step 1"
+    ):
+        env.step({"first": np.array([[1]]), "second": np.array([[2]])})

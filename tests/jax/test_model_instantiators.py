@@ -316,3 +316,60 @@ def test_unsafe_or_invalid_input_expressions_are_refused(expression):
 def test_invalid_definitions_are_refused(network, output, error):
     with pytest.raises(error):
         deterministic_model(OBSERVATIONS, ACTIONS, network=network, output=output)
+
+
+# Isaac Lab's camera tasks (skrl_camera_ppo_cfg.yaml): written for torch, shared with JAX
+CAMERA_NETWORK = [
+    {
+        "name": "features_extractor",
+        "input": "permute(STATES, (0, 3, 1, 2))",  # NHWC -> torch's NCHW
+        "layers": [
+            {"conv2d": {"out_channels": 32, "kernel_size": 8, "stride": 4, "padding": 0}},
+            {"conv2d": {"out_channels": 64, "kernel_size": 4, "stride": 2, "padding": 0}},
+            {"conv2d": {"out_channels": 64, "kernel_size": 3, "stride": 1, "padding": 0}},
+            "flatten",
+        ],
+        "activations": "relu",
+    },
+    {"name": "net", "input": "features_extractor", "layers": [512], "activations": "elu"},
+]
+CAMERA = gymnasium.spaces.Box(0.0, 1.0, (64, 64, 3), dtype=np.float32)
+
+
+def test_camera_configs_written_for_torch_build_the_same_network_in_jax():
+    policy = gaussian_model(CAMERA, ACTIONS, network=CAMERA_NETWORK, output="ACTIONS")
+    policy.init_state_dict("policy")
+    layers = policy.state_dict.params["params"]["features_extractor_container"]
+    # flax convolutions take the NHWC image as it is: 3 input channels, not the 64 "channels" of a permuted image
+    assert layers["layers_0"]["kernel"].shape == (8, 8, 3, 32)
+    assert layers["layers_2"]["kernel"].shape == (4, 4, 32, 64)
+    # 64 -> 15 -> 6 -> 4 pixels per side, as torch's Conv2d with padding 0: the same 4 * 4 * 64 features
+    assert policy.state_dict.params["params"]["net_container"]["layers_0"]["kernel"].shape == (4 * 4 * 64, 512)
+    images = np.random.default_rng(0).uniform(0, 1, (3, 64 * 64 * 3)).astype(np.float32)
+    actions, log_std, _ = policy.act({"states": images}, "policy")
+    assert actions.shape == (3, 2) and np.isfinite(np.asarray(actions)).all()
+    assert "permute" not in gaussian_model(CAMERA, ACTIONS, network=CAMERA_NETWORK, return_source=True)
+
+
+def test_a_kernel_larger_than_its_input_is_named_with_the_container_and_sizes():
+    small = gymnasium.spaces.Box(0.0, 1.0, (6, 6, 3), dtype=np.float32)
+    network = [
+        {
+            "name": "encoder",
+            "input": "STATES",
+            "layers": [{"conv2d": [8, 3, 1, "valid"]}, {"conv2d": [8, 5, 1, "valid"]}, "flatten"],
+            "activations": "relu",
+        }
+    ]
+    model = deterministic_model(small, ACTIONS, network=network, output="ACTIONS")
+    with pytest.raises(
+        ValueError, match=r"container 'encoder': its conv2d layer 1 \(kernel_size \(5, 5\).*spatial size \(4, 4\)"
+    ):
+        model.init_state_dict("policy")
+    flat = gymnasium.spaces.Box(0.0, 1.0, (12,), dtype=np.float32)
+    model = deterministic_model(flat, ACTIONS, network=network, output="ACTIONS")
+    with pytest.raises(
+        ValueError,
+        match=r"'encoder': its conv2d layers take \(batch, height, width, channels\) images .* shape \(1, 12\)",
+    ):
+        model.init_state_dict("policy")

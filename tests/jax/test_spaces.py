@@ -109,3 +109,14 @@ def test_a_none_sample_gives_none_as_in_skrl(space):
     assert flatten_tensorized_space(None) is None
     assert tensorize_space(None, np.zeros(2)) is None and untensorize_space(None, np.zeros(2)) is None
     assert sample_space(None) is None and compute_space_size(None) == 0
+
+
+def test_jax_inputs_come_back_as_numpy_when_jax_is_not_asked():
+    box = tensorize_space(spaces.Box(-1, 1, (2, 3)), jnp.arange(12.0).reshape(2, 2, 3), _jax=False)
+    assert type(box) is np.ndarray and box.shape == (2, 2, 3)
+    np.testing.assert_array_equal(box, np.arange(12.0).reshape(2, 2, 3))
+    discrete = tensorize_space(spaces.Discrete(4), jnp.array([3, 1]), _jax=False)
+    assert type(discrete) is np.ndarray and discrete.dtype == np.int32 and discrete.tolist() == [[3], [1]]
+    nested = tensorize_space(DICT_SPACE, {"velocity": jnp.zeros(2), "joints": jnp.ones(3), "mode": 2}, _jax=False)
+    assert all(type(value) is np.ndarray for value in nested.values())
+    assert isinstance(tensorize_space(spaces.Box(-1, 1, (2,)), jnp.zeros((1, 2))), jax.Array)  # _jax=True: kept

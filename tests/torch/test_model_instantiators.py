@@ -383,3 +383,20 @@ def test_spaces_given_as_sizes():
     model.init_state_dict("value", {"states": torch.zeros(1, 4)})
     assert model.act({"states": torch.randn(3, 4)})[0].shape == (3, 2)
     assert np.isfinite(model.act({"states": torch.randn(3, 4)})[0].detach().numpy()).all()
+
+
+def test_a_kernel_larger_than_its_input_is_named_with_the_container_and_sizes():
+    small = gymnasium.spaces.Box(0.0, 1.0, (6, 6, 3), dtype=np.float32)
+    network = [
+        {
+            "name": "encoder",
+            "input": "permute(STATES, (0, 3, 1, 2))",
+            "layers": [{"conv2d": [8, 3, 1]}, {"conv2d": [8, 5, 1]}, "flatten"],
+            "activations": "relu",
+        }
+    ]
+    model = deterministic_model(small, gymnasium.spaces.Box(-1, 1, (2,)), network=network, output="ACTIONS")
+    with pytest.raises(
+        ValueError, match=r"'encoder': its conv2d layer 1 \(kernel_size \(5, 5\).*spatial size \(4, 4\)"
+    ):
+        model.act({"states": torch.zeros(2, 6 * 6 * 3)})

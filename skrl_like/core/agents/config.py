@@ -122,6 +122,14 @@ COMMON_RULES = {
     "discriminator_weight_decay_scale": number(0.0),
 }
 
+#: keys of the torch agents that their JAX twins do not have: configs shared between backends carry them (Isaac Lab's
+#: JAX PPO files set ``mixed_precision``), so the JAX agents drop them with a warning (``merge_config``'s ``ignored``)
+#: instead of calling them unknown; skrl 1.4.3 accepts them silently
+TORCH_ONLY_KEYS = {
+    "mixed_precision": "JAX agents have no automatic mixed precision (only the torch agents read this key), so it has "
+    "no effect here",
+}
+
 # cfg["exploration"] of the off-policy agents: noise and its decay (DDPG, TD3), epsilon-greedy (DQN, DDQN)
 EXPLORATION_RULES = {
     "noise": NOISE,

@@ -28,14 +28,14 @@ it is wrapped (it was reset or seeded by the user) keeps it (an ``AsyncVectorEnv
 ``set_seed`` call: nothing is seeded.
 """
 
-from typing import Any, Optional, Tuple
+from typing import Any, Mapping, NamedTuple, Optional, Tuple
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, with_final_observations
-from skrl_like.core.envs.wrappers import WrapperCore, _unwrap
+from skrl_like.core.envs.wrappers import WrapperCore, _unwrap, env_attribute
 from skrl_like.core.spaces import convert_gym_space
 from skrl_like.utils import get_env_seed
 
@@ -119,6 +119,68 @@ def _version_tuple(text: str) -> Tuple[int, ...]:
     return tuple(parts)
 
 
+# dtype kinds an observation may have: any number for a Box (the agent gets float32), integers for the discrete spaces
+# (a float 2.5 would be truncated silently)
+_NUMERIC_KINDS, _INTEGER_KINDS = "biuf", "biu"
+
+
+class _Leaf(NamedTuple):
+    """What one array of an observation must look like: its shape (batch dimensions included) and dtype kinds."""
+
+    shape: Tuple[int, ...]
+    kinds: str
+    space: gymnasium.Space
+
+
+def _expected_layout(space: gymnasium.Space, batch: Tuple[int, ...]) -> Any:
+    """The layout of an observation of ``space`` with ``batch`` leading dimensions: a :class:`_Leaf`, a tuple or dict
+    of layouts for ``Tuple``/``Dict``, ``None`` for a space that is not checked."""
+    if isinstance(space, spaces.Box):
+        return _Leaf(batch + tuple(space.shape), _NUMERIC_KINDS, space)
+    if isinstance(space, spaces.Discrete):
+        return _Leaf(batch, _INTEGER_KINDS, space)
+    if isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary)):
+        return _Leaf(batch + tuple(space.shape), _INTEGER_KINDS, space)
+    if isinstance(space, spaces.Tuple):
+        return tuple(_expected_layout(child, batch) for child in space)
+    if isinstance(space, spaces.Dict):
+        return {key: _expected_layout(child, batch) for key, child in space.items()}
+    return None
+
+
+def _layout_problem(layout: Any, value: Any, vectorized: bool, part: str = "") -> Optional[str]:
+    """How ``value`` differs from ``layout`` (``"of shape (20,) where (4, 5) was expected"``), or ``None``."""
+    if layout is None:
+        return None
+    if isinstance(layout, _Leaf):
+        shape = np.shape(value)
+        # a single env may add or drop a leading 1 ((1, 5) for Box(5,)): the wrapper reshapes it to (1, size) anyway
+        if shape != layout.shape and (vectorized or (1, *shape) != layout.shape and shape != (1, *layout.shape)):
+            return f"{part}of shape {shape} where {layout.shape} was expected"
+        dtype = getattr(value, "dtype", None)
+        dtype = np.asarray(value).dtype if dtype is None else np.dtype(dtype)
+        if dtype.kind not in layout.kinds:
+            expected = "an integer dtype" if layout.kinds == _INTEGER_KINDS else "a numeric dtype"
+            return f"{part}of dtype {dtype} where {expected} ({type(layout.space).__name__}) was expected"
+        return None
+    if isinstance(layout, dict):
+        if not isinstance(value, Mapping):
+            return f"{part}as {_describe(value)} where a dict with the keys {sorted(layout)} was expected"
+        missing = sorted(set(layout) - set(value))
+        if missing:
+            return f"{part}without the key(s) {missing} of its Dict space"
+        children = [(child, value[key], f"{part}[{key!r}] ") for key, child in layout.items()]
+    else:
+        if not isinstance(value, (tuple, list)) or len(value) != len(layout):
+            return f"{part}as {_describe(value)} where a tuple of {len(layout)} parts was expected"
+        children = [(child, item, f"{part}[{index}] ") for index, (child, item) in enumerate(zip(layout, value))]
+    for child, item, child_part in children:
+        problem = _layout_problem(child, item, vectorized, child_part)
+        if problem is not None:
+            return problem
+    return None
+
+
 class ArrayEnvWrapperCore(WrapperCore):
     """Reset, step, checks and action conversion of envs that exchange NumPy values; see the module docstring.
 
@@ -127,9 +189,18 @@ class ArrayEnvWrapperCore(WrapperCore):
     """
 
     def _setup(
-        self, observation_space: gymnasium.Space, action_space: gymnasium.Space, vectorized: bool, check_finite: bool
+        self,
+        observation_space: gymnasium.Space,
+        action_space: gymnasium.Space,
+        vectorized: bool,
+        check_finite: bool,
+        vector_api: Optional[bool] = None,
     ) -> None:
+        # vectorized: every output has a leading num_envs dimension and the env resets its sub-environments itself
+        # (a vector env, or a batched env that declares num_envs); vector_api: the env is a gymnasium/gym VectorEnv
+        # (render through env.call, seeds its sub-environments, copies its outputs)
         self._vectorized = vectorized
+        self._vector_api = vectorized if vector_api is None else vector_api
         self._observation_space = observation_space
         self._action_space = action_space
         self.check_finite = check_finite
@@ -144,7 +215,8 @@ class ArrayEnvWrapperCore(WrapperCore):
         self._observation_is_box = isinstance(observation_space, spaces.Box)
         self._observation_is_float = self._observation_is_box and np.dtype(observation_space.dtype).kind == "f"
         # gymnasium vector envs copy their outputs by default; anything else may hand back a buffer it reuses
-        self._copy_observations = not (vectorized and getattr(self._unwrapped, "copy", False) is True)
+        self._copy_observations = not (self._vector_api and getattr(self._unwrapped, "copy", False) is True)
+        self._observation_layout = _expected_layout(observation_space, (self._num_envs,) if vectorized else ())
 
         if isinstance(action_space, spaces.Discrete):
             self._action_kind = "discrete"
@@ -209,6 +281,7 @@ class ArrayEnvWrapperCore(WrapperCore):
             return self._observation, self._info
         seed, self._seed_pending = (self._initial_seed() if self._seed_pending else None), False
         observation, info = self._env_reset(seed)
+        self._check_observation_layout(observation, "reset")
         if self.check_finite:
             self._check_observations(observation, "reset")
         observations = self._observations_to_backend(observation)
@@ -226,6 +299,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         """
         self._step_count += 1
         observation, reward, terminated, truncated, info = self._env_step(self._actions_to_env(actions))
+        self._check_observation_layout(observation, f"step {self._step_count}")
         if self.check_finite:
             self._check_observations(observation, f"step {self._step_count}")
             self._check_rewards(reward)
@@ -249,7 +323,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         """
         if self._skip_render():
             return None
-        if self._vectorized:
+        if self._vector_api:
             return self._env.call("render", *args, **kwargs)
         return self._env.render(*args, **kwargs)
 
@@ -290,7 +364,7 @@ class ArrayEnvWrapperCore(WrapperCore):
         return seed
 
     def _seeded_before_wrapping(self) -> bool:
-        if not self._vectorized:
+        if not self._vector_api:
             return _has_random_generator(self._env)
         sub_environments = getattr(self._unwrapped, "envs", None)  # sync vector envs hold their sub-environments
         if sub_environments is not None:
@@ -327,6 +401,19 @@ class ArrayEnvWrapperCore(WrapperCore):
             f"{self._action_space} of {env_name(self._env)}: give an array of shape {expected}"
         )
 
+    def _check_observation_layout(self, observation: Any, where: str) -> None:
+        """Raise a ``ValueError`` naming the env, the part, the expected and the got shape or dtype when ``observation``
+        does not have the layout of the observation space (shapes and dtype kinds only: O(1) for a ``Box``)."""
+        problem = _layout_problem(self._observation_layout, observation, self._vectorized)
+        if problem is None:
+            return
+        batch = f"{self._num_envs} sub-environments, each " if self._vectorized else ""
+        raise ValueError(
+            f"{type(self).__name__}: environment {env_name(self._env)} returned observations {problem} at {where}; "
+            f"its observation space ({batch}{self._observation_space}) says otherwise: make the env return what its "
+            "observation_space declares (or declare the space it returns)"
+        )
+
     def _check_observations(self, observation: Any, where: str) -> None:
         if self._observation_is_box:
             if not self._observation_is_float or np.isfinite(observation).all():
@@ -345,8 +432,14 @@ class ArrayEnvWrapperCore(WrapperCore):
         raise ValueError(
             f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} at "
             f"{where}{sub_environments}: fix the environment (e.g. clip its state or end the episode before it "
-            f"diverges), or pass check_finite=False to the wrapper to skip this check"
+            f"diverges), or pass check_finite=False to wrap_env (or to the wrapper class) to skip this check"
         )
+
+
+def _declared_num_envs(env: Any) -> int:
+    """The ``num_envs`` a (non-vector) env declares, as skrl's wrapper reads it; 1 when it declares none."""
+    num_envs = getattr(env, "num_envs", 1)
+    return int(num_envs) if isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool) else 1
 
 
 def _is_gymnasium_vector_env(env: Any) -> bool:
@@ -360,6 +453,11 @@ def _is_gymnasium_vector_env(env: Any) -> bool:
 class GymnasiumWrapperCore(ArrayEnvWrapperCore):
     """A gymnasium env or vector env (sync or async); see the module docstring for episode ends of vector envs.
 
+    A ``gymnasium.Env`` that declares ``num_envs`` > 1 steps that many copies at once (as skrl reads it): its outputs
+    have a leading ``num_envs`` dimension, its actions are ``(num_envs, ...)``, its spaces are those of one copy
+    (``single_observation_space``/``single_action_space`` where it has them), and it resets its copies itself, as a
+    vector env does (``reset`` resets it once).
+
     :param env: a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` (possibly wrapped).
     :param check_finite: check every step's observations and rewards for NaN/inf and raise a ``ValueError`` that
         names the env, the step and the sub-environments (one NumPy reduction per output; ``False`` skips it, e.g.
@@ -368,13 +466,15 @@ class GymnasiumWrapperCore(ArrayEnvWrapperCore):
 
     def __init__(self, env: Any, check_finite: bool = True) -> None:
         super().__init__(env)
-        vectorized = _is_gymnasium_vector_env(env)
-        if vectorized:
-            observation_space, action_space = env.single_observation_space, env.single_action_space
+        vector_api = _is_gymnasium_vector_env(env)
+        batched = not vector_api and _declared_num_envs(self._unwrapped) > 1
+        if vector_api or (batched and hasattr(self._unwrapped, "single_observation_space")):
+            observation_space = env_attribute(env, "single_observation_space")
+            action_space = env_attribute(env, "single_action_space", env.action_space)
         else:
             observation_space, action_space = env.observation_space, env.action_space
-        self._setup(observation_space, action_space, vectorized, check_finite)
-        if vectorized:
+        self._setup(observation_space, action_space, vector_api or batched, check_finite, vector_api=vector_api)
+        if vector_api:
             autoreset = SameStepAutoreset(env)
             self._autoreset = autoreset if autoreset.active else None
         self._step_api_checked = False

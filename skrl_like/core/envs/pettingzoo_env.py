@@ -17,7 +17,7 @@ from typing import Any, Dict, Tuple
 import gymnasium
 import numpy as np
 
-from skrl_like.core.envs.array_env import all_finite, env_name
+from skrl_like.core.envs.array_env import _expected_layout, _layout_problem, all_finite, env_name
 from skrl_like.core.envs.wrappers import MultiAgentEnvWrapperCore
 
 
@@ -116,6 +116,14 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
 
     def _observations(self, observations: Mapping[str, Any], where: str) -> Dict[str, Any]:
         spaces = self.observation_spaces
+        for uid, value in observations.items():
+            problem = _layout_problem(_expected_layout(spaces[uid], ()), value, vectorized=False)
+            if problem is not None:
+                raise ValueError(
+                    f"{type(self).__name__}: environment {env_name(self._env)} returned observations for agent "
+                    f"'{uid}' {problem} at {where}; its observation space ({spaces[uid]}) says otherwise: make the env "
+                    "return what its observation_spaces declare (or declare the spaces it returns)"
+                )
         if self.check_finite:
             for uid, value in observations.items():
                 if not all_finite(spaces[uid], value):
@@ -129,5 +137,5 @@ class PettingZooWrapperCore(MultiAgentEnvWrapperCore):
         raise ValueError(
             f"{type(self).__name__}: environment {env_name(self._env)} returned non-finite (NaN/inf) {what} "
             f"for agent '{agent}' at {where}: fix the environment (e.g. clip its state or end the episode before it "
-            "diverges), or pass check_finite=False to the wrapper to skip this check"
+            "diverges), or pass check_finite=False to wrap_env (or to the wrapper class) to skip this check"
         )

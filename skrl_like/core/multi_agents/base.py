@@ -60,6 +60,8 @@ class MultiAgentCore(AgentCore):
     per_agent_keys: Sequence[str] = ()
     #: the algorithm's name in messages and in the default experiment name
     algorithm = "MultiAgent"
+    #: keys the backend's agents do not have but accept, each dropped with the reason (``merge_config``'s ``ignored``)
+    ignored_keys: Mapping[str, str] = {}
 
     def __init__(
         self,
@@ -84,7 +86,7 @@ class MultiAgentCore(AgentCore):
         self._check_per_agent(memories, "memories", "RandomMemory(memory_size=cfg['rollouts'], num_envs=...)")
         self._check_per_agent(observation_spaces, "observation_spaces", "env.observation_spaces", required=True)
         self._check_per_agent(action_spaces, "action_spaces", "env.action_spaces", required=True)
-        cfg = merge_config(default_config or {}, cfg, f"{name} cfg")
+        cfg = merge_config(default_config or {}, cfg, f"{name} cfg", ignored=self.ignored_keys)
         super().__init__({}, None, None, None, device, cfg)
         self.models = {uid: dict(models[uid]) for uid in self.possible_agents}
         self.memories = {uid: (memories or {}).get(uid) for uid in self.possible_agents}

@@ -35,14 +35,14 @@ def tensorize_space(space: Optional[gymnasium.Space], x: Any, *, device: Any = N
     :param x: ``None`` (-> ``None``), a NumPy array, Python number, JAX array, or a tuple/dict of those for
         composite spaces.
     :param device: where JAX arrays go (``None``: JAX's default device).
-    :param _jax: ``False`` keeps NumPy inputs as NumPy arrays (the ``"numpy"`` backend; ``Box`` values keep
-        their dtype); ``True`` puts them on ``device``.
+    :param _jax: ``False`` returns NumPy arrays (the ``"numpy"`` backend: NumPy inputs stay on the host, ``Box`` values
+        keep their dtype, JAX inputs are copied to the host, as skrl does); ``True`` puts them on ``device``.
     """
     if space is None or x is None:
         return None
     if isinstance(space, spaces.Box):
         if isinstance(x, jax.Array):
-            return x.reshape(-1, *space.shape)
+            return x.reshape(-1, *space.shape) if _jax else np.asarray(x).reshape(-1, *space.shape)
         if isinstance(x, np.ndarray):
             array = x.reshape(-1, *space.shape)
             return jax.device_put(array.astype(np.float32, copy=False), device) if _jax else array
@@ -50,7 +50,7 @@ def tensorize_space(space: Optional[gymnasium.Space], x: Any, *, device: Any = N
     if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
         shape = (1,) if isinstance(space, spaces.Discrete) else space.shape
         if isinstance(x, jax.Array):
-            return x.reshape(-1, *shape)
+            return x.reshape(-1, *shape) if _jax else np.asarray(x, dtype=np.int32).reshape(-1, *shape)
         accepted = (
             (np.ndarray, np.number, int, float) if isinstance(space, spaces.Discrete) else (np.ndarray, list, tuple)
         )

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from skrl_like.core.agents.a2c import A2C_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import (
@@ -76,7 +76,7 @@ class A2C(OnPolicyAgent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(A2C_DEFAULT_CONFIG, cfg, "A2C cfg")
+        cfg = merge_config(A2C_DEFAULT_CONFIG, cfg, "A2C cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "A2C cfg")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._setup_on_policy()

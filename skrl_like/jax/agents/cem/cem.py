@@ -20,7 +20,7 @@ from skrl_like import config
 from skrl_like.core.agents import cem as neutral
 from skrl_like.core.agents.cem import CEM_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.config import merge_config
@@ -89,7 +89,7 @@ class CEM(Agent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(CEM_DEFAULT_CONFIG, cfg, "CEM cfg")
+        cfg = merge_config(CEM_DEFAULT_CONFIG, cfg, "CEM cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "CEM cfg")
         check_action_space("CEM", action_space, "Discrete")
         super().__init__(models, memory, observation_space, action_space, device, cfg)

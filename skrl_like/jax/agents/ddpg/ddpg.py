@@ -21,7 +21,7 @@ import numpy as np
 
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
@@ -123,7 +123,7 @@ class DDPG(Agent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(DDPG_DEFAULT_CONFIG, cfg, "DDPG cfg")
+        cfg = merge_config(DDPG_DEFAULT_CONFIG, cfg, "DDPG cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "DDPG cfg")
         check_action_space("DDPG", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)

@@ -20,7 +20,7 @@ import numpy as np
 from skrl_like import config
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.off_policy import epsilon as off_policy_epsilon
@@ -132,7 +132,7 @@ class DQN(Agent):
         cfg: Optional[dict] = None,
     ) -> None:
         name = type(self).__name__
-        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
+        cfg = merge_config(self._default_config, cfg, f"{name} cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, f"{name} cfg")
         neutral.check_exploration(name, cfg["exploration"])
         check_action_space(name, action_space, "Discrete")

@@ -17,7 +17,7 @@ import gymnasium
 import jax
 import jax.numpy as jnp
 
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
@@ -89,7 +89,7 @@ class PPO(OnPolicyAgent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(PPO_DEFAULT_CONFIG, cfg, "PPO cfg")
+        cfg = merge_config(PPO_DEFAULT_CONFIG, cfg, "PPO cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "PPO cfg")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._setup_on_policy()

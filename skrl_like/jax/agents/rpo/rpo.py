@@ -15,7 +15,7 @@ import jax
 
 from skrl_like import config
 from skrl_like.core.agents import rpo as neutral
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.rpo import RPO_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.on_policy import UNUSED_KEY
@@ -47,7 +47,7 @@ class RPO(PPO):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(RPO_DEFAULT_CONFIG, cfg, "RPO cfg")
+        cfg = merge_config(RPO_DEFAULT_CONFIG, cfg, "RPO cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "RPO cfg")
         neutral.check_action_space(action_space)
         # PPO's own __init__ would merge PPO's defaults: set up the on-policy half directly

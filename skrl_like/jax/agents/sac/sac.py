@@ -26,7 +26,7 @@ import numpy as np
 from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import (
     check_action_space,
     check_batch_size,
@@ -160,7 +160,7 @@ class SAC(Agent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg")
+        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "SAC cfg")
         check_action_space("SAC", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)

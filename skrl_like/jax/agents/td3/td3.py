@@ -24,7 +24,7 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
@@ -158,7 +158,7 @@ class TD3(Agent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg")
+        cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg", ignored=TORCH_ONLY_KEYS)
         check_config(cfg, "TD3 cfg")
         check_action_space("TD3", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)

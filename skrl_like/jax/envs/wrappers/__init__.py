@@ -15,7 +15,7 @@ __all__ = ["wrap_env", "Wrapper", "MultiAgentEnvWrapper", "GymnaxWrapper"]
 
 
 def wrap_env(
-    env: Any, wrapper: str = "auto", verbose: bool = True, **wrapper_kwargs: Any
+    env: Any, wrapper: str = "auto", verbose: bool = True, check_finite: bool = True, **wrapper_kwargs: Any
 ) -> Union[Wrapper, MultiAgentEnvWrapper]:
     """Wrap an environment so agents and trainers can use it.
 
@@ -26,6 +26,9 @@ def wrap_env(
         detected), ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"`` (Isaac Gym/Brax/DeepMind/robosuite/
         Bi-DexHands tags are recognised but not supported by skrl_like).
     :param verbose: log the detected base classes and the chosen wrapper.
+    :param check_finite: check every reset's and step's observations and rewards for NaN/inf (gymnasium, gym and
+        PettingZoo envs; a gymnax env's arrays stay on the device and are not checked); ``False`` skips the check,
+        e.g. for envs that use ``inf`` as an observation value.
     :param wrapper_kwargs: for gymnax environments, :class:`GymnaxWrapper`'s ``num_envs``, ``env_params`` and
         ``seed`` (the other environments bring their own).
     """
@@ -33,9 +36,6 @@ def wrap_env(
         "gymnasium": GymnasiumWrapper,
         "gym": GymWrapper,
         "pettingzoo": PettingZooWrapper,
-        "gymnax": GymnaxWrapper,
-        "isaaclab-single-agent": IsaacLabWrapper,
-        "isaaclab-multi-agent": IsaacLabMultiAgentWrapper,
     }
     tag = resolve_wrapper_tag(env, wrapper, verbose, jax_native=True)
     if wrapper_kwargs and tag != "gymnax":
@@ -43,7 +43,13 @@ def wrap_env(
             f"wrap_env got {sorted(wrapper_kwargs)} for a {tag} environment: only gymnax environments take wrapper "
             "arguments (num_envs, env_params, seed); a gymnasium env is vectorized with gymnasium.make_vec"
         )
-    wrapped = classes[tag](env, **wrapper_kwargs)
+    isaaclab = {"isaaclab-single-agent": IsaacLabWrapper, "isaaclab-multi-agent": IsaacLabMultiAgentWrapper}
+    if tag == "gymnax":
+        wrapped = GymnaxWrapper(env, **wrapper_kwargs)
+    elif tag in isaaclab:  # Isaac Lab envs hand over their own device tensors: no NaN/inf scan of them per step
+        wrapped = isaaclab[tag](env)
+    else:
+        wrapped = classes[tag](env, check_finite=check_finite)
     if verbose:
         logger.info(f"Environment wrapper: {type(wrapped).__name__}")
     return wrapped

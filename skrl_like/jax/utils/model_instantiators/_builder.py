@@ -54,6 +54,7 @@ class _NetworkModel(Model):
 
     def setup(self) -> None:
         definition = self._definition
+        self._containers_by_name = {container.name: container for container in definition.containers}
         sizes = (self.num_observations, self.num_actions)
         for container in definition.containers:
             if container.layers:  # an empty container is the identity
@@ -72,7 +73,10 @@ class _NetworkModel(Model):
 
     def _call_container(self, name: str, x: Any) -> Any:
         container = getattr(self, f"{name}_container", None)
-        return x if container is None else container(x)
+        if container is None:
+            return x
+        NETWORK.check_container_input(self._containers_by_name[name], x)  # shapes are static: checked when traced
+        return container(x)
 
     def __call__(self, inputs: Mapping[str, Any], role: str = "") -> tuple:
         definition = self._definition
@@ -131,7 +135,7 @@ def describe(definition: ModelDefinition) -> str:
     ]
     names = {"observation_space": "self.observation_space", "action_space": "self.action_space"}
     for container in definition.containers:
-        expression = NETWORK.expression_text(container.input.tree, names)
+        expression = NETWORK.expression_text(NETWORK.container_input(container), names)
         call = f"self.{container.name}_container({expression})" if container.layers else expression
         lines.append(f"        {container.name} = {call}")
     last = definition.containers[-1].name

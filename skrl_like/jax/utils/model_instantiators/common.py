@@ -12,12 +12,20 @@ import jax
 import jax.numpy as jnp
 
 from skrl_like.core.network_definition import (
+    Container,
     NetworkBackend,
+    NetworkInputError,
+    Permute,
     Shape,
+    check_conv_input,
     convert_deprecated_parameters,
     generate_containers,
     get_num_units,
 )
+
+# permute(x, (0, 3, 1, 2)) turns an NHWC image into torch's NCHW: what configs shared between backends (Isaac Lab's
+# camera tasks) write before a conv2d container
+_TO_CHANNELS_FIRST = (0, 3, 1, 2)
 
 __all__ = [
     "Shape",
@@ -41,6 +49,11 @@ def one_hot_encoding(space: gymnasium.Space, x: jax.Array) -> jax.Array:
             [jax.nn.one_hot(columns[:, index], size, dtype=jnp.float32) for index, size in enumerate(sizes)], axis=-1
         )
     raise ValueError(f"one_hot_encoding supports Discrete and MultiDiscrete spaces, not {space!r}")
+
+
+def starts_with_conv(container: Container) -> bool:
+    """Whether the first layer of ``container`` is a convolution (its input must be an image)."""
+    return bool(container.layers) and container.layers[0].kind == "conv2d"
 
 
 def _flatten(x: jax.Array) -> jax.Array:
@@ -95,6 +108,27 @@ class JaxNetwork(NetworkBackend):
 
     def one_hot_encoding(self, space: Any, value: jax.Array) -> jax.Array:
         return one_hot_encoding(space, value)
+
+    def container_input(self, container: Container) -> Any:
+        """A conv2d container's input without the ``permute(x, (0, 3, 1, 2))`` written for torch: flax convolutions
+        take NHWC images, the layout the observation already has (skrl's docs tell JAX users to leave it out)."""
+        tree = container.input.tree
+        if starts_with_conv(container) and isinstance(tree, Permute) and tuple(tree.dims) == _TO_CHANNELS_FIRST:
+            return tree.value
+        return tree
+
+    def check_container_input(self, container: Container, value: jax.Array) -> None:
+        """Name the container, its kernel and its input's size where a conv2d layer cannot take the input (flax
+        would build a layer of zero features and fail with a ``ZeroDivisionError`` in its initializer)."""
+        if not starts_with_conv(container):
+            return
+        if jnp.ndim(value) != 4:
+            raise NetworkInputError(
+                f"Network container {container.name!r}: its conv2d layers take (batch, height, width, channels) "
+                f"images in JAX, but its input {container.input.source!r} has shape {tuple(jnp.shape(value))}: give "
+                "it an image observation (a Box space of shape (height, width, channels))"
+            )
+        check_conv_input(container, jnp.shape(value)[1:3], "(batch, height, width, channels)", "same")
 
     def layer_text(self, layer: Any) -> list[str]:
         """Readable forms of a layer and its activation."""

@@ -13,7 +13,9 @@ from skrl_like.torch.envs.wrappers.pettingzoo_envs import PettingZooWrapper
 __all__ = ["MultiAgentEnvWrapper", "Wrapper", "wrap_env"]
 
 
-def wrap_env(env: Any, wrapper: str = "auto", verbose: bool = True) -> Union[Wrapper, MultiAgentEnvWrapper]:
+def wrap_env(
+    env: Any, wrapper: str = "auto", verbose: bool = True, check_finite: bool = True
+) -> Union[Wrapper, MultiAgentEnvWrapper]:
     """Wrap an environment so that it exchanges torch tensors with agents and trainers.
 
     :param env: the environment (gymnasium env or vector env, gym env or vector env, PettingZoo parallel env, Isaac
@@ -23,15 +25,18 @@ def wrap_env(env: Any, wrapper: str = "auto", verbose: bool = True) -> Union[Wra
         ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"``; Isaac Gym/Brax/DeepMind/robosuite/Bi-DexHands tags
         are recognised but not supported by skrl_like).
     :param verbose: log the detected classes and the chosen wrapper.
+    :param check_finite: check every reset's and step's observations and rewards for NaN/inf and raise a
+        ``ValueError`` that names the env and the step; ``False`` skips the check, e.g. for envs that use ``inf`` as an
+        observation value.
     """
-    classes = {
-        "gymnasium": GymnasiumWrapper,
-        "gym": GymWrapper,
-        "pettingzoo": PettingZooWrapper,
-        "isaaclab-single-agent": IsaacLabWrapper,
-        "isaaclab-multi-agent": IsaacLabMultiAgentWrapper,
-    }
-    wrapped = classes[resolve_wrapper_tag(env, wrapper, verbose)](env)
+    tag = resolve_wrapper_tag(env, wrapper, verbose)
+    # Isaac Lab envs hand over their own device tensors: no NaN/inf scan of them per step
+    isaaclab = {"isaaclab-single-agent": IsaacLabWrapper, "isaaclab-multi-agent": IsaacLabMultiAgentWrapper}
+    if tag in isaaclab:
+        wrapped = isaaclab[tag](env)
+    else:
+        classes = {"gymnasium": GymnasiumWrapper, "gym": GymWrapper, "pettingzoo": PettingZooWrapper}
+        wrapped = classes[tag](env, check_finite=check_finite)
     if verbose:
         logger.info(f"Environment wrapper: {type(wrapped).__name__}")
     return wrapped

@@ -12,7 +12,13 @@ from typing import Any
 import gymnasium
 import torch
 
-from skrl_like.core.network_definition import OUTPUT_KEY, ModelDefinition, SharedModelDefinition, get_num_units
+from skrl_like.core.network_definition import (
+    OUTPUT_KEY,
+    ModelDefinition,
+    SharedModelDefinition,
+    check_conv_input,
+    get_num_units,
+)
 from skrl_like.torch.models import (
     CategoricalMixin,
     DeterministicMixin,
@@ -98,10 +104,17 @@ class InstantiatedModel(Model):
             "observation_space": self.observation_space,
             "action_space": self.action_space,
         }
-        last = NETWORK.run_containers(
-            self._definition.containers, values, lambda name, x: getattr(self, f"{name}_container")(x)
-        )
+        last = NETWORK.run_containers(self._definition.containers, values, self._call_container)
         return values, last
+
+    def _call_container(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        try:
+            return getattr(self, f"{name}_container")(x)
+        except RuntimeError:  # torch's kernel-size error names no container: name it where that is the cause
+            container = next(container for container in self._definition.containers if container.name == name)
+            if container.layers and container.layers[0].kind == "conv2d" and x.ndim == 4:
+                check_conv_input(container, x.shape[-2:], "(batch, channels, height, width)", "valid")
+            raise
 
     def _role(self, role: str) -> tuple:
         if len(self._heads) == 1:
