@@ -112,7 +112,7 @@ class SkrlTrainable(tune.Trainable):
             if isinstance(agent_cfg.get(key), (int, float)) and not isinstance(agent_cfg[key], bool)
         }
         self._rows = []
-        self.agent.result_listeners.append(self._rows.append)
+        self.agent.add_result_listener(self._rows.append)
         self._last_return: Optional[float] = None
         self._env_steps_total = 0
 

@@ -429,8 +429,10 @@ class TrainerCore(TrainerRunState):
             except ValueError:  # signals unavailable here (e.g. an embedded interpreter)
                 previous_handler = None
         listener = self._show_result
-        listeners = getattr(self._agent_list[0], "result_listeners", [])
-        listeners.append(listener)
+        first = self._agent_list[0]
+        listens = callable(getattr(first, "add_result_listener", None))  # (a duck-typed agent may not have it)
+        if listens:
+            first.add_result_listener(listener)
         try:
             yield
         except BaseException as error:
@@ -438,8 +440,8 @@ class TrainerCore(TrainerRunState):
                 raise KeyboardInterrupt(f"interrupted during a step ({type(error).__name__}: {error})") from error
             raise
         finally:
-            if listener in listeners:
-                listeners.remove(listener)
+            if listens:
+                first.remove_result_listener(listener)
             if previous_handler is not None:
                 signal.signal(signal.SIGINT, previous_handler)
             self._stop_requested = False

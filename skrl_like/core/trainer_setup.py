@@ -3,7 +3,7 @@
 :class:`TrainerSetup` is the root of the trainer classes: the configuration's keys and values, the agents and their
 scopes, the spaces and memories against the environment, and the run features a configuration adds (callbacks,
 evaluation during training, curriculum) with the hook points they use on the agents
-(:meth:`~skrl_like.core.agents.base.AgentCore.set_trainer_hooks`, ``result_listeners``). Everything here fails at
+(:meth:`~skrl_like.core.agents.base.AgentCore.set_trainer_hooks`, ``add_result_listener``). Everything here fails at
 construction with the fix, so a misconfiguration never surfaces hours into a run.
 """
 
@@ -414,22 +414,22 @@ class TrainerSetup:
         if configured:
             raise ValueError(f"{type(self).__name__} does not run cfg {configured}: {why}")
 
-    def _install_agent_hooks(self, evaluate: bool) -> List[Tuple[Any, Any]]:
-        """For one training call: set the agents' hook point (``trainer_hooks``, run by the agent base class around
-        updates and before results writes: update callbacks, evaluation) and register the results listener
-        (``on_train_result``, curriculum). No agent needs code of its own for this. Returns what
-        :meth:`_remove_agent_hooks` undoes."""
-        installed: List[Tuple[Any, Any]] = []  # (agent, its previous trainer_hooks) or (listeners, the listener)
+    def _install_agent_hooks(self, evaluate: bool) -> List[Callable[[], None]]:
+        """For one training call: plug the run features into the agents through their documented extension points,
+        :meth:`~skrl_like.core.agents.base.AgentCore.set_trainer_hooks` (update callbacks, evaluation) and
+        :meth:`~skrl_like.core.agents.base.AgentCore.add_result_listener` (``on_train_result``, curriculum). No agent
+        needs code of its own for this. Returns the functions :meth:`_remove_agent_hooks` calls to undo it."""
+        undo: List[Callable[[], None]] = []
         if evaluate:
-            return installed
+            return undo
         callbacks = self.callbacks
         first = self._agent_list[0]
         if self._agent_hooks is not None:
             if self._evaluation is not None:
                 self._check_evaluation_interval(first)
             for agent in self._agent_list:
-                installed.append((agent, getattr(agent, "trainer_hooks", None)))
-                agent.trainer_hooks = self._agent_hooks
+                previous = agent.set_trainer_hooks(self._agent_hooks)
+                undo.append(lambda agent=agent, previous=previous: agent.set_trainer_hooks(previous))
         if self._curriculum is not None and not getattr(first, "write_interval", 0):
             raise ValueError(
                 f"{type(self).__name__}: cfg['env_task_fn'] is called after each results row (a training iteration), "
@@ -437,18 +437,14 @@ class TrainerSetup:
                 "timesteps > 0"
             )
         if self._curriculum is not None or (callbacks is not None and callbacks.overrides("on_train_result")):
-            listeners = first.result_listeners
-            listeners.append(self._on_train_result)
-            installed.append((listeners, self._on_train_result))
-        return installed
+            first.add_result_listener(self._on_train_result)
+            undo.append(lambda: first.remove_result_listener(self._on_train_result))
+        return undo
 
     @staticmethod
-    def _remove_agent_hooks(installed: List[Tuple[Any, Any]]) -> None:
-        for owner, value in reversed(installed):
-            if isinstance(owner, list):  # a listener appended to a result_listeners list
-                owner.remove(value)
-            else:
-                owner.trainer_hooks = value
+    def _remove_agent_hooks(undo: List[Callable[[], None]]) -> None:
+        for step in reversed(undo):
+            step()
 
     def _check_evaluation_interval(self, agent: Any) -> None:
         """Evaluation runs right before a write (so its results land in that interval's row and describe the
