@@ -12,7 +12,6 @@ one line on stderr and exit code 2, before anything is trained.
 import argparse
 import copy
 import glob
-import importlib
 import json
 import os
 import re
@@ -26,9 +25,16 @@ from skrl_like import logger
 from skrl_like.core.checkpoints import find_checkpoint
 from skrl_like.core.results import RESULTS_FILE
 from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, component_key, read_yaml
+from skrl_like.run_description import (  # noqa: F401  (TUNED_DIR, tuned_files, make_env: also read from here)
+    BACKENDS,
+    TUNED_DIR,
+    _check_registered,
+    build_runner,
+    make_env,
+    resolve_config_path,
+    tuned_files,
+)
 
-TUNED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuned")
-BACKENDS = ("torch", "jax")
 CONFIG_FILE = "config.yaml"  # the resolved configuration, in every run directory
 
 # --agent NAME --env ID: the tuned file whose models fit the env's action space ("discrete" or "continuous")
@@ -51,7 +57,6 @@ TUNED_FOR_AGENT: Dict[str, Dict[str, str]] = {
 }
 # what an env must provide for an agent, beyond spaces: AMP imitates the reference motions the env hands out
 REQUIRED_ENV_ATTRIBUTES = {"amp": ("amp_observation_space", "collect_reference_motions")}
-ENV_KEYS = ("id", "num_envs", "kwargs", "pettingzoo")
 # train flags that --resume refuses (the run's configuration holds them): flag -> argparse destination
 RESUME_EXCLUSIVE = {
     "-f": "file",
@@ -70,105 +75,6 @@ class CommandLineError(Exception):
 
 
 # -- configuration -----------------------------------------------------------------------------------------------
-
-
-def tuned_files() -> List[str]:
-    """The tuned configurations shipped with the package (``skrl_like/tuned/*.yaml``)."""
-    return sorted(glob.glob(os.path.join(TUNED_DIR, "*.yaml")))
-
-
-def resolve_config_path(path: str) -> str:
-    """``path`` itself when it exists, else the shipped tuned file it names (``tuned/ppo_cartpole.yaml``,
-    ``ppo_cartpole.yaml`` or ``ppo_cartpole``)."""
-    if os.path.isfile(path):
-        return path
-    name = os.path.basename(path)
-    for candidate in (name, f"{name}.yaml"):
-        shipped = os.path.join(TUNED_DIR, candidate)
-        if os.path.isfile(shipped):
-            return shipped
-    shipped = ", ".join(os.path.basename(file) for file in tuned_files())
-    raise CommandLineError(f"No configuration file '{path}' (nor a tuned one of that name: {shipped})")
-
-
-def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optional[int] = None) -> Any:
-    """The wrapped environment that an ``env`` section describes (gymnasium by ``id``, or a PettingZoo parallel env
-    by the module that has its ``parallel_env``).
-
-    :param render: ``render_mode="human"`` (a window, drawn at every step).
-    :param num_envs: instead of ``env_cfg["num_envs"]`` (gymnasium only; more than one: a sync vector env).
-    :raises RunnerConfigError: the section is missing or wrong, or the env does not exist.
-    """
-    if not isinstance(env_cfg, Mapping) or not ("id" in env_cfg or "pettingzoo" in env_cfg):
-        raise RunnerConfigError(
-            "The configuration has no env section: add e.g. env: {id: CartPole-v1, num_envs: 8} (or pass --env)"
-        )
-    unknown = sorted(set(env_cfg) - set(ENV_KEYS))
-    if unknown:
-        raise RunnerConfigError(f"Unknown key(s) {unknown} in the env section; valid: {', '.join(ENV_KEYS)}")
-    kwargs = dict(env_cfg.get("kwargs") or {})
-    if render:
-        kwargs["render_mode"] = "human"
-    wrap_env = importlib.import_module(f"skrl_like.{backend}.envs.wrappers").wrap_env
-    if "pettingzoo" in env_cfg:
-        name = str(env_cfg["pettingzoo"])
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
-            raise RunnerConfigError(f"env.pettingzoo must be a module name like mpe2.simple_spread_v3, got {name!r}")
-        try:
-            factory = importlib.import_module(name).parallel_env
-        except ImportError as error:
-            raise RunnerConfigError(
-                f"Cannot import the PettingZoo env module '{name}' ({error}): install it"
-            ) from error
-        except AttributeError as error:
-            raise RunnerConfigError(
-                f"The module '{name}' has no parallel_env(): name a PettingZoo env module"
-            ) from error
-        try:
-            env = factory(**kwargs)
-        except TypeError as error:
-            raise RunnerConfigError(f"env.kwargs do not fit {name}.parallel_env: {error}") from error
-        return wrap_env(env, wrapper="pettingzoo", verbose=False)
-
-    import gymnasium
-
-    env_id = str(env_cfg["id"])
-    _check_registered(env_id)
-    count = int(num_envs if num_envs is not None else env_cfg.get("num_envs", 1))
-    if count < 1:
-        raise RunnerConfigError(f"env.num_envs must be >= 1, got {count}")
-    try:
-        if count == 1:
-            env = gymnasium.make(env_id, **kwargs)
-        else:
-            env = gymnasium.make_vec(env_id, num_envs=count, vectorization_mode="sync", **kwargs)
-    except TypeError as error:
-        raise RunnerConfigError(f"env.kwargs do not fit {env_id}: {error}") from error
-    except gymnasium.error.Error as error:
-        raise RunnerConfigError(f"Cannot make {env_id}: {error}") from error
-    return wrap_env(env, verbose=False)
-
-
-def _check_registered(env_id: str) -> None:
-    """Fail now when gymnasium has no ``env_id``; ``module:Id`` (gymnasium's syntax for an id that a module registers
-    on import, e.g. ``skrl_like.envs:AmpPendulum-v0``) imports the module first, as ``gymnasium.make`` does.
-
-    :raises RunnerConfigError: the module does not import, or the id is not registered.
-    """
-    import gymnasium
-
-    module, _, name = env_id.rpartition(":")
-    if module:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise RunnerConfigError(
-                f"Cannot import '{module}', the module of the env id '{env_id}' ({error}): check its name"
-            ) from error
-    try:
-        gymnasium.spec(name)
-    except gymnasium.error.Error as error:
-        raise RunnerConfigError(f"Unknown environment '{env_id}': {error}") from error
 
 
 def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") -> str:
@@ -239,10 +145,6 @@ def _json_object(text: str) -> dict:
     return value
 
 
-def _backend_runner(backend: str) -> Any:
-    return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner
-
-
 def _checkpoint_extension(backend: str) -> str:
     return ".pt" if backend == "torch" else ".pickle"
 
@@ -251,10 +153,8 @@ def _build(cfg: dict, backend: str, render: bool = False, num_envs: Optional[int
     """The env and the ``Runner`` for ``cfg``; any mistake in the configuration becomes a :class:`CommandLineError`."""
     try:
         env = make_env(cfg.get("env"), backend, render=render, num_envs=num_envs)
-        runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
         # the command closes the env itself when it is done (not at exit, after its logging is restored)
-        runner_cfg["trainer"] = {**(runner_cfg.get("trainer") or {}), "close_environment_at_exit": False}
-        return _backend_runner(backend)(env, runner_cfg)
+        return build_runner({**cfg, "backend": backend}, env, trainer={"close_environment_at_exit": False})
     except (RunnerConfigError, ValueError, TypeError, KeyError) as error:
         raise CommandLineError(str(error)) from error
 

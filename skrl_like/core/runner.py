@@ -20,7 +20,7 @@ import yaml
 
 from skrl_like import logger
 from skrl_like.core.config import did_you_mean
-from skrl_like.utils import set_seed
+from skrl_like.core.seeding import set_seed
 
 
 class RunnerConfigError(ValueError):
