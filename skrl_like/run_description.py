@@ -131,3 +131,29 @@ def build_runner(cfg: Mapping[str, Any], env: Any, trainer: Optional[Mapping[str
     runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
     runner_cfg["trainer"] = {**(runner_cfg.get("trainer") or {}), **(trainer or {})}
     return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg)
+
+
+#: torch's intra-op threads when neither ``--threads`` nor ``OMP_NUM_THREADS`` says: the tuned files' models are small,
+#: and on a small machine with other work running torch's pool (one thread per core) made SAC Pendulum 30x slower
+DEFAULT_TORCH_THREADS = 1
+
+
+def set_torch_threads(backend: str, threads: Optional[int] = None) -> Optional[int]:
+    """Bound torch's intra-op thread pool for a run of ``backend`` (nothing for JAX): ``threads`` when given, else
+    ``OMP_NUM_THREADS`` where set (torch reads it itself), else :data:`DEFAULT_TORCH_THREADS`.
+
+    :return: the number of threads set, or ``None`` where nothing was set.
+    :raises RunnerConfigError: ``threads`` < 1.
+    """
+    if threads is not None and threads < 1:
+        raise RunnerConfigError(f"--threads must be >= 1, got {threads}")
+    if backend != "torch":
+        return None
+    if threads is None:
+        if os.environ.get("OMP_NUM_THREADS"):
+            return None
+        threads = DEFAULT_TORCH_THREADS
+    import torch
+
+    torch.set_num_threads(threads)
+    return threads

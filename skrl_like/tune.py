@@ -26,7 +26,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.runner import SECTIONS, RunnerConfigError, apply_overrides, check_config, read_yaml
-from skrl_like.run_description import build_runner, make_env, resolve_config_path
+from skrl_like.run_description import build_runner, make_env, resolve_config_path, set_torch_threads
 
 RETURN_TAG = "Reward / Total reward (mean)"
 METRIC = "episode_return_mean"  # the default metric: the mean return of the episodes that ended in the iteration
@@ -99,6 +99,7 @@ class SkrlTrainable(tune.Trainable):
             close_environment_at_exit=False,
         )
         cfg["trainer"] = trainer_cfg
+        set_torch_threads(backend)  # as skrl_like train: one thread unless OMP_NUM_THREADS says otherwise
         runner = build_runner(cfg, make_env(cfg.get("env"), backend))
         self.agent, self.trainer = runner.agent, runner.trainer
         # the learning rates this trial's config asks for: what load_checkpoint compares with the checkpoint's

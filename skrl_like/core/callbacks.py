@@ -173,7 +173,8 @@ class AgentHooks:
 
     The trainer sets it on each agent (``agent.set_trainer_hooks``, the agent's documented extension point) while
     it trains, only when its configuration needs it (a callback that overrides an update hook, or evaluation during
-    training); otherwise the agent's ``trainer_hooks`` stays ``None`` and it calls nothing. Both points run at updates and writes only, never at every step.
+    training); otherwise the agent's ``trainer_hooks`` stays ``None`` and it calls nothing. Both points run at
+    updates and writes only, never at every step.
 
     :param trainer: the trainer (handed to the callbacks).
     :param callbacks: the run's callbacks, when one overrides an update hook (``None`` otherwise).

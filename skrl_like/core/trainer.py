@@ -74,6 +74,7 @@ class TrainerCore(TrainerRunState):
         self.initial_timestep = 0
         self._resume_states: Any = None  # the observations the next train() continues from (None: reset the env)
         self._stop_requested = False  # set by Ctrl-C during train(): stop after the current step
+        self._guarding = False  # inside a training loop's _run_guard: an interrupted env.step writes a checkpoint
         self._loop_bar: Optional[tqdm.tqdm] = None
         self._params_written = False
         if self._is_distributed_worker():
@@ -143,7 +144,11 @@ class TrainerCore(TrainerRunState):
         (``observe``: see :meth:`_after_env_step`)."""
         actions = self._before_env_step(states, timestep, timesteps, evaluate)
         with self._no_grad():
-            next_states, rewards, terminated, truncated, infos = self.env.step(actions)
+            try:
+                next_states, rewards, terminated, truncated, infos = self.env.step(actions)
+            except BaseException as error:
+                self._stop_in_env_step(error, timestep)
+                raise
             if not self.headless:
                 self.env.render()
         self._after_env_step(
@@ -396,6 +401,7 @@ class TrainerCore(TrainerRunState):
         left; otherwise (and always for evaluation) the environment is reset."""
         if not evaluate:
             self._write_params()
+            self._remove_leftovers()
             for agent in self._agent_list:
                 if hasattr(agent, "mark_run_start"):  # (a duck-typed agent may not have it)
                     agent.mark_run_start(self.initial_timestep)
@@ -415,6 +421,7 @@ class TrainerCore(TrainerRunState):
             yield
             return
         self._stop_requested = False
+        self._guarding = True
         previous_handler = None
         if threading.current_thread() is threading.main_thread() and not self._is_distributed_worker():
 
@@ -444,7 +451,21 @@ class TrainerCore(TrainerRunState):
                 first.remove_result_listener(listener)
             if previous_handler is not None:
                 signal.signal(signal.SIGINT, previous_handler)
-            self._stop_requested = False
+            self._stop_requested = self._guarding = False
+
+    def _stop_in_env_step(self, error: BaseException, timestep: int) -> None:
+        """``env.step`` of training step ``timestep`` failed after a Ctrl-C (or with the ``KeyboardInterrupt`` an
+        ``AsyncVectorEnv`` worker hands back: a terminal sends SIGINT to the whole process group, so the workers die
+        in the step): write the checkpoint now, from the run as it was before the step (the step is taken again on
+        resume, the environment reset, since its state died with it), and stop with ``KeyboardInterrupt``. Any
+        other failure, or one outside a training loop, goes on as it is."""
+        if not self._guarding or not (self._stop_requested or isinstance(error, KeyboardInterrupt)):
+            return
+        self._stop_requested = True
+        self.initial_timestep, self._resume_states = timestep, None
+        if self._checkpoint_interval() > 0:
+            self.save()
+        raise KeyboardInterrupt(f"training stopped by Ctrl-C at timestep {timestep}") from error
 
     def _show_result(self, row: Mapping[str, Any]) -> None:
         """Result listener: the latest mean return and env-steps/s in the progress bar's postfix."""
@@ -477,6 +498,7 @@ class TrainerCore(TrainerRunState):
         run's final full-state checkpoint (unless the last step just wrote one)."""
         if evaluate:
             return
+        self._remove_leftovers()
         ran = self.timesteps > self.initial_timestep
         already_saved = self.initial_timestep == self.timesteps and self._resume_states is states
         self.initial_timestep, self._resume_states = max(self.timesteps, self.initial_timestep), states

@@ -387,7 +387,8 @@ class TrainerSetup:
     @property
     def last_evaluation(self) -> Optional[dict]:
         """The latest evaluation during training (``None`` before the first, or without ``evaluation_interval``):
-        ``timestep``, ``returns`` and ``lengths`` of the episodes played, and the tracked ``Evaluation / ...`` values."""
+        ``timestep``, ``returns`` and ``lengths`` of the episodes played, and the tracked ``Evaluation / ...``
+        values."""
         return None if self._evaluation is None else self._evaluation.last_results
 
     @contextlib.contextmanager

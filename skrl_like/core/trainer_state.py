@@ -13,6 +13,7 @@ import numpy as np
 
 from skrl_like import logger
 from skrl_like.core import checkpoints
+from skrl_like.core.io import remove_leftover_temporaries
 from skrl_like.core.results import RESULTS_FILE, truncate_results, write_params
 from skrl_like.core.trainer_setup import TrainerSetup
 
@@ -114,8 +115,10 @@ class TrainerRunState(TrainerSetup):
         ``cfg["experiment"]["checkpoint_memory"]``), the timestep the next ``train()`` starts from, the current
         observations, the environment's state where it can be saved, and the random states of Python, NumPy and the
         backend. Without ``path`` it goes to the first agent's ``<experiment_dir>/checkpoints/run_<timestep>.ckpt``
-        and only the last ``cfg["checkpoint_keep"]`` such files (and ``run_best.ckpt``) are kept. A ``StepTrainer``
-        saves between two calls: its ``states``, its step counter, and ``<timestep>`` is its next step's timestep.
+        and only the last ``cfg["checkpoint_keep"]`` such files (and ``run_best.ckpt``) are kept, with the agent's
+        ``agent_<timestep>`` files of their timesteps and later ones (``best_agent`` files are always kept). A
+        ``StepTrainer`` saves between two calls: its ``states``, its step counter, and ``<timestep>`` is its next
+        step's timestep.
 
         :param path: where to write it (a file path); ``None`` for the default location.
         """
@@ -147,6 +150,7 @@ class TrainerRunState(TrainerSetup):
         checkpoints.write_checkpoint(path, payload)
         if default:
             checkpoints.prune_checkpoints(os.path.dirname(path), self.checkpoint_keep, protect=path)
+            checkpoints.prune_agent_files(os.path.dirname(path), self.checkpoint_keep)
         if self.callbacks is not None:
             self.callbacks.on_checkpoint(trainer=self, path=path)
         return path
@@ -233,6 +237,15 @@ class TrainerRunState(TrainerSetup):
         for agent in self._agent_list:
             if hasattr(agent, "experiment_dir"):
                 truncate_results(os.path.join(agent.experiment_dir, RESULTS_FILE), self.initial_timestep)
+
+    def _remove_leftovers(self) -> None:
+        """The temporary files killed writes left in the agents' run directories and their ``checkpoints/`` folders
+        (a training loop's start and end; see :func:`~skrl_like.core.io.remove_leftover_temporaries`)."""
+        for agent in self._agent_list:
+            run_dir = getattr(agent, "experiment_dir", None)
+            if run_dir and os.path.isdir(run_dir):
+                remove_leftover_temporaries(run_dir)
+                remove_leftover_temporaries(os.path.join(run_dir, "checkpoints"))
 
     def _write_params(self) -> None:
         """``params.json`` in every agent's run directory that gets files (the first time a training loop starts)."""
