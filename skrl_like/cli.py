@@ -28,8 +28,8 @@ from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, co
 from skrl_like.run_description import (  # noqa: F401  (TUNED_DIR, tuned_files, make_env: also read from here)
     BACKENDS,
     TUNED_DIR,
-    _check_registered,
     build_runner,
+    check_registered,
     make_env,
     resolve_config_path,
     set_torch_threads,
@@ -90,7 +90,7 @@ def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") ->
 
     from skrl_like.core.envs.wrappers import env_attribute
 
-    _check_registered(env_id)
+    check_registered(env_id)
     try:
         env = gymnasium.make(env_id, **kwargs)
     except gymnasium.error.Error as error:

@@ -81,7 +81,7 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     import gymnasium
 
     env_id = str(env_cfg["id"])
-    _check_registered(env_id)
+    check_registered(env_id)
     count = int(num_envs if num_envs is not None else env_cfg.get("num_envs", 1))
     if count < 1:
         raise RunnerConfigError(f"env.num_envs must be >= 1, got {count}")
@@ -97,7 +97,7 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     return wrap_env(env, verbose=False)
 
 
-def _check_registered(env_id: str) -> None:
+def check_registered(env_id: str) -> None:
     """Fail now when gymnasium has no ``env_id``; ``module:Id`` (gymnasium's syntax for an id that a module registers
     on import, e.g. ``skrl_like.envs:AmpPendulum-v0``) imports the module first, as ``gymnasium.make`` does.
 
