@@ -116,7 +116,7 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("backend", ["torch"])
+@pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_a_process_group_ctrl_c_with_async_env_workers_still_writes_the_checkpoint(tmp_path, backend):
     """The workers die of the SIGINT in the middle of a step: the trainer takes that as the interrupt and writes the
     checkpoint of the run before that step, whose observations died with the workers (the resumed run resets)."""
