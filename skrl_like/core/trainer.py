@@ -12,7 +12,6 @@ agents, scopes and spaces checked at construction; the run features and their ho
 
 import atexit
 import contextlib
-import os
 import signal
 import sys
 import threading
@@ -21,7 +20,6 @@ from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, T
 import tqdm
 
 from skrl_like import logger
-from skrl_like.core import checkpoints
 from skrl_like.core.config import merge_config
 from skrl_like.core.evaluation import play_episodes
 from skrl_like.core.trainer_setup import TRAINER_DEFAULT_CONFIG, generate_equally_spaced_scopes
@@ -453,20 +451,6 @@ class TrainerCore(TrainerRunState):
                 signal.signal(signal.SIGINT, previous_handler)
             self._stop_requested = self._guarding = False
 
-    def _stop_in_env_step(self, error: BaseException, timestep: int) -> None:
-        """``env.step`` of training step ``timestep`` failed after a Ctrl-C (or with the ``KeyboardInterrupt`` an
-        ``AsyncVectorEnv`` worker hands back: a terminal sends SIGINT to the whole process group, so the workers die
-        in the step): write the checkpoint now, from the run as it was before the step (the step is taken again on
-        resume, the environment reset, since its state died with it), and stop with ``KeyboardInterrupt``. Any
-        other failure, or one outside a training loop, goes on as it is."""
-        if not self._guarding or not (self._stop_requested or isinstance(error, KeyboardInterrupt)):
-            return
-        self._stop_requested = True
-        self.initial_timestep, self._resume_states = timestep, None
-        if self._checkpoint_interval() > 0:
-            self.save()
-        raise KeyboardInterrupt(f"training stopped by Ctrl-C at timestep {timestep}") from error
-
     def _show_result(self, row: Mapping[str, Any]) -> None:
         """Result listener: the latest mean return and env-steps/s in the progress bar's postfix."""
         bar = self._loop_bar
@@ -480,30 +464,6 @@ class TrainerCore(TrainerRunState):
             postfix["env steps/s"] = f"{row['env_steps_per_second']:.4g}"
         if postfix:
             bar.set_postfix(postfix, refresh=False)
-
-    def _at_save_point(self, timestep: int, states: Any) -> int:
-        """After loop step ``timestep``: write the periodic full-state checkpoint when due, or, after a Ctrl-C, write
-        one and stop (raising ``KeyboardInterrupt``). Returns the next checkpoint timestep."""
-        self.initial_timestep, self._resume_states = timestep + 1, states
-        if self._checkpoint_interval() > 0:
-            path = self.save()
-            if self._is_best_checkpoint(timestep + 1):
-                checkpoints.copy_checkpoint(path, os.path.join(os.path.dirname(path), checkpoints.BEST_NAME))
-        if self._stop_requested:
-            raise KeyboardInterrupt(f"training stopped by Ctrl-C after timestep {timestep + 1}")
-        return self._next_save_timestep(False, after=timestep)
-
-    def _finish_loop(self, evaluate: bool, states: Any) -> None:
-        """After a training loop: remember where it stopped (a later ``train()`` continues from there) and write the
-        run's final full-state checkpoint (unless the last step just wrote one)."""
-        if evaluate:
-            return
-        self._remove_leftovers()
-        ran = self.timesteps > self.initial_timestep
-        already_saved = self.initial_timestep == self.timesteps and self._resume_states is states
-        self.initial_timestep, self._resume_states = max(self.timesteps, self.initial_timestep), states
-        if ran and not already_saved and self._checkpoint_interval() > 0:
-            self.save()
 
     # -- public API (skrl names) -----------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """A trainer's run state, kept beside the loop (:mod:`skrl_like.core.trainer`): full-state checkpoints.
 
 :class:`TrainerRunState` writes (:meth:`~TrainerRunState.save`) and reads (:meth:`~TrainerRunState.restore`) what a
-run needs to continue exactly, and the run directory's ``params.json``. A loop calls ``_next_save_timestep`` and
-``save`` at its checkpoint timesteps; nothing here runs inside a step.
+run needs to continue exactly, and the run directory's ``params.json``. A loop asks ``_next_save_timestep`` where
+its next checkpoint falls and calls ``_at_save_point`` there (and after a Ctrl-C), ``_finish_loop`` at its end and
+``_stop_in_env_step`` when an ``env.step`` dies of a Ctrl-C; nothing else here runs inside a step.
 """
 
 import os
@@ -21,6 +22,10 @@ from skrl_like.core.trainer_setup import TrainerSetup
 class TrainerRunState(TrainerSetup):
     """Continuation, full-state checkpoints and the run directory of :class:`~skrl_like.core.trainer.TrainerCore`."""
 
+    #: set by the loop (:class:`~skrl_like.core.trainer.TrainerCore`): a Ctrl-C asked it to stop; it runs inside a
+    #: training loop's Ctrl-C guard
+    _stop_requested = False
+    _guarding = False
     #: whether this trainer is stepped from outside (``StepTrainer``: :meth:`_one_step`), not by a whole-run loop
     _stepping = False
 
@@ -46,6 +51,44 @@ class TrainerRunState(TrainerSetup):
             return -1
         first = self.initial_timestep if after is None else after + 1
         return max(-(-(first + 1) // interval) * interval - 1, interval - 1)
+
+    def _at_save_point(self, timestep: int, states: Any) -> int:
+        """After loop step ``timestep``: write the periodic full-state checkpoint when due, or, after a Ctrl-C, write
+        one and stop (raising ``KeyboardInterrupt``). Returns the next checkpoint timestep."""
+        self.initial_timestep, self._resume_states = timestep + 1, states
+        if self._checkpoint_interval() > 0:
+            path = self.save()
+            if self._is_best_checkpoint(timestep + 1):
+                checkpoints.copy_checkpoint(path, os.path.join(os.path.dirname(path), checkpoints.BEST_NAME))
+        if self._stop_requested:
+            raise KeyboardInterrupt(f"training stopped by Ctrl-C after timestep {timestep + 1}")
+        return self._next_save_timestep(False, after=timestep)
+
+    def _finish_loop(self, evaluate: bool, states: Any) -> None:
+        """After a training loop: remember where it stopped (a later ``train()`` continues from there) and write the
+        run's final full-state checkpoint (unless the last step just wrote one)."""
+        if evaluate:
+            return
+        self._remove_leftovers()
+        ran = self.timesteps > self.initial_timestep
+        already_saved = self.initial_timestep == self.timesteps and self._resume_states is states
+        self.initial_timestep, self._resume_states = max(self.timesteps, self.initial_timestep), states
+        if ran and not already_saved and self._checkpoint_interval() > 0:
+            self.save()
+
+    def _stop_in_env_step(self, error: BaseException, timestep: int) -> None:
+        """``env.step`` of training step ``timestep`` failed after a Ctrl-C (or with the ``KeyboardInterrupt`` an
+        ``AsyncVectorEnv`` worker hands back: a terminal sends SIGINT to the whole process group, so the workers die
+        in the step): write the checkpoint now, from the run as it was before the step (the step is taken again on
+        resume, the environment reset, since its state died with it), and stop with ``KeyboardInterrupt``. Any
+        other failure, or one outside a training loop, goes on as it is."""
+        if not self._guarding or not (self._stop_requested or isinstance(error, KeyboardInterrupt)):
+            return
+        self._stop_requested = True
+        self.initial_timestep, self._resume_states = timestep, None
+        if self._checkpoint_interval() > 0:
+            self.save()
+        raise KeyboardInterrupt(f"training stopped by Ctrl-C at timestep {timestep}") from error
 
     def _is_best_checkpoint(self, timestep: int) -> bool:
         """Whether the checkpoint at ``timestep`` is the best so far: with evaluation during training, an evaluation
