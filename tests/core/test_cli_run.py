@@ -106,3 +106,12 @@ def test_a_run_keeps_the_agent_files_of_the_run_checkpoints_it_keeps_and_leaves_
         "run_64.ckpt",
         "run_best.ckpt",
     ]
+
+
+def test_the_final_line_names_the_evaluation_when_one_ran_and_says_when_no_episode_ended():
+    evaluation = {"timestep": 1000, "returns": [10.0, 20.0, 30.0], "lengths": [10, 20, 30]}
+    assert cli._final_result(1000, {"timestep": 990, "value": 12.345678}, evaluation) == (
+        "trained 1000 timesteps: mean return 12.35 (row of timestep 990); "
+        "evaluation at timestep 1000: mean return 20 over 3 episodes"
+    )
+    assert cli._final_result(50, {}, None) == "trained 50 timesteps: no episode ended in a written row"
