@@ -25,7 +25,7 @@ from skrl_like import logger
 from skrl_like.core.checkpoints import find_checkpoint, load_agent_modules
 from skrl_like.core.results import RESULTS_FILE
 from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, component_key, read_yaml
-from skrl_like.run_description import (  # noqa: F401  (TUNED_DIR, tuned_files, make_env: also read from here)
+from skrl_like.run_description import (  # noqa: F401  (tuned_files: re-exported, read as cli.tuned_files)
     BACKENDS,
     TUNED_DIR,
     build_runner,
