@@ -133,10 +133,11 @@ class AgentCore:
         self.writer: Optional[SummaryWriter] = None
         self._tracker: Optional[EpisodeTracker] = None
         #: functions called with every ``results.jsonl`` row (a dict) right after it is written
+        #: (:meth:`add_result_listener`, :meth:`remove_result_listener`)
         self.result_listeners: List[Callable[[Dict[str, Any]], None]] = []
         #: the trainer's hooks at this agent's updates and results writes (a
-        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set while a trainer trains with update callbacks or
-        #: evaluation; ``None`` otherwise, so that nothing is called
+        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set through :meth:`set_trainer_hooks` while a trainer trains
+        #: with update callbacks or evaluation; ``None`` otherwise, so that nothing is called
         self.trainer_hooks: Optional[Any] = None
         #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
         self.environments_per_timestep = 1
