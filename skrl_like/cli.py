@@ -12,7 +12,6 @@ one line on stderr and exit code 2, before anything is trained.
 import argparse
 import copy
 import glob
-import importlib
 import json
 import os
 import re
@@ -23,12 +22,20 @@ from typing import Any, Dict, List, Optional, Sequence
 import yaml
 
 from skrl_like import logger
-from skrl_like.core.checkpoints import find_checkpoint
+from skrl_like.core.checkpoints import find_checkpoint, load_agent_modules
 from skrl_like.core.results import RESULTS_FILE
 from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, component_key, read_yaml
+from skrl_like.run_description import (  # noqa: F401  (tuned_files: re-exported, read as cli.tuned_files)
+    BACKENDS,
+    TUNED_DIR,
+    build_runner,
+    check_registered,
+    make_env,
+    resolve_config_path,
+    set_torch_threads,
+    tuned_files,
+)
 
-TUNED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuned")
-BACKENDS = ("torch", "jax")
 CONFIG_FILE = "config.yaml"  # the resolved configuration, in every run directory
 
 # --agent NAME --env ID: the tuned file whose models fit the env's action space ("discrete" or "continuous")
@@ -51,7 +58,6 @@ TUNED_FOR_AGENT: Dict[str, Dict[str, str]] = {
 }
 # what an env must provide for an agent, beyond spaces: AMP imitates the reference motions the env hands out
 REQUIRED_ENV_ATTRIBUTES = {"amp": ("amp_observation_space", "collect_reference_motions")}
-ENV_KEYS = ("id", "num_envs", "kwargs", "pettingzoo")
 # train flags that --resume refuses (the run's configuration holds them): flag -> argparse destination
 RESUME_EXCLUSIVE = {
     "-f": "file",
@@ -72,105 +78,6 @@ class CommandLineError(Exception):
 # -- configuration -----------------------------------------------------------------------------------------------
 
 
-def tuned_files() -> List[str]:
-    """The tuned configurations shipped with the package (``skrl_like/tuned/*.yaml``)."""
-    return sorted(glob.glob(os.path.join(TUNED_DIR, "*.yaml")))
-
-
-def resolve_config_path(path: str) -> str:
-    """``path`` itself when it exists, else the shipped tuned file it names (``tuned/ppo_cartpole.yaml``,
-    ``ppo_cartpole.yaml`` or ``ppo_cartpole``)."""
-    if os.path.isfile(path):
-        return path
-    name = os.path.basename(path)
-    for candidate in (name, f"{name}.yaml"):
-        shipped = os.path.join(TUNED_DIR, candidate)
-        if os.path.isfile(shipped):
-            return shipped
-    shipped = ", ".join(os.path.basename(file) for file in tuned_files())
-    raise CommandLineError(f"No configuration file '{path}' (nor a tuned one of that name: {shipped})")
-
-
-def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optional[int] = None) -> Any:
-    """The wrapped environment that an ``env`` section describes (gymnasium by ``id``, or a PettingZoo parallel env
-    by the module that has its ``parallel_env``).
-
-    :param render: ``render_mode="human"`` (a window, drawn at every step).
-    :param num_envs: instead of ``env_cfg["num_envs"]`` (gymnasium only; more than one: a sync vector env).
-    :raises RunnerConfigError: the section is missing or wrong, or the env does not exist.
-    """
-    if not isinstance(env_cfg, Mapping) or not ("id" in env_cfg or "pettingzoo" in env_cfg):
-        raise RunnerConfigError(
-            "The configuration has no env section: add e.g. env: {id: CartPole-v1, num_envs: 8} (or pass --env)"
-        )
-    unknown = sorted(set(env_cfg) - set(ENV_KEYS))
-    if unknown:
-        raise RunnerConfigError(f"Unknown key(s) {unknown} in the env section; valid: {', '.join(ENV_KEYS)}")
-    kwargs = dict(env_cfg.get("kwargs") or {})
-    if render:
-        kwargs["render_mode"] = "human"
-    wrap_env = importlib.import_module(f"skrl_like.{backend}.envs.wrappers").wrap_env
-    if "pettingzoo" in env_cfg:
-        name = str(env_cfg["pettingzoo"])
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
-            raise RunnerConfigError(f"env.pettingzoo must be a module name like mpe2.simple_spread_v3, got {name!r}")
-        try:
-            factory = importlib.import_module(name).parallel_env
-        except ImportError as error:
-            raise RunnerConfigError(
-                f"Cannot import the PettingZoo env module '{name}' ({error}): install it"
-            ) from error
-        except AttributeError as error:
-            raise RunnerConfigError(
-                f"The module '{name}' has no parallel_env(): name a PettingZoo env module"
-            ) from error
-        try:
-            env = factory(**kwargs)
-        except TypeError as error:
-            raise RunnerConfigError(f"env.kwargs do not fit {name}.parallel_env: {error}") from error
-        return wrap_env(env, wrapper="pettingzoo", verbose=False)
-
-    import gymnasium
-
-    env_id = str(env_cfg["id"])
-    _check_registered(env_id)
-    count = int(num_envs if num_envs is not None else env_cfg.get("num_envs", 1))
-    if count < 1:
-        raise RunnerConfigError(f"env.num_envs must be >= 1, got {count}")
-    try:
-        if count == 1:
-            env = gymnasium.make(env_id, **kwargs)
-        else:
-            env = gymnasium.make_vec(env_id, num_envs=count, vectorization_mode="sync", **kwargs)
-    except TypeError as error:
-        raise RunnerConfigError(f"env.kwargs do not fit {env_id}: {error}") from error
-    except gymnasium.error.Error as error:
-        raise RunnerConfigError(f"Cannot make {env_id}: {error}") from error
-    return wrap_env(env, verbose=False)
-
-
-def _check_registered(env_id: str) -> None:
-    """Fail now when gymnasium has no ``env_id``; ``module:Id`` (gymnasium's syntax for an id that a module registers
-    on import, e.g. ``skrl_like.envs:AmpPendulum-v0``) imports the module first, as ``gymnasium.make`` does.
-
-    :raises RunnerConfigError: the module does not import, or the id is not registered.
-    """
-    import gymnasium
-
-    module, _, name = env_id.rpartition(":")
-    if module:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise RunnerConfigError(
-                f"Cannot import '{module}', the module of the env id '{env_id}' ({error}): check its name"
-            ) from error
-    try:
-        gymnasium.spec(name)
-    except gymnasium.error.Error as error:
-        raise RunnerConfigError(f"Unknown environment '{env_id}': {error}") from error
-
-
 def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") -> str:
     """``"continuous"`` or ``"discrete"``: the kind of ``env_id``'s action space.
 
@@ -183,7 +90,7 @@ def _action_kind(env_id: str, kwargs: Mapping[str, Any], agent_key: str = "") ->
 
     from skrl_like.core.envs.wrappers import env_attribute
 
-    _check_registered(env_id)
+    check_registered(env_id)
     try:
         env = gymnasium.make(env_id, **kwargs)
     except gymnasium.error.Error as error:
@@ -239,10 +146,6 @@ def _json_object(text: str) -> dict:
     return value
 
 
-def _backend_runner(backend: str) -> Any:
-    return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner
-
-
 def _checkpoint_extension(backend: str) -> str:
     return ".pt" if backend == "torch" else ".pickle"
 
@@ -251,10 +154,8 @@ def _build(cfg: dict, backend: str, render: bool = False, num_envs: Optional[int
     """The env and the ``Runner`` for ``cfg``; any mistake in the configuration becomes a :class:`CommandLineError`."""
     try:
         env = make_env(cfg.get("env"), backend, render=render, num_envs=num_envs)
-        runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
         # the command closes the env itself when it is done (not at exit, after its logging is restored)
-        runner_cfg["trainer"] = {**(runner_cfg.get("trainer") or {}), "close_environment_at_exit": False}
-        return _backend_runner(backend)(env, runner_cfg)
+        return build_runner({**cfg, "backend": backend}, env, trainer={"close_environment_at_exit": False})
     except (RunnerConfigError, ValueError, TypeError, KeyError) as error:
         raise CommandLineError(str(error)) from error
 
@@ -324,6 +225,7 @@ def resume_config(args: argparse.Namespace) -> tuple:
 
 def cmd_train(args: argparse.Namespace) -> int:
     cfg, checkpoint = resume_config(args) if args.resume else (train_config(args), None)
+    set_torch_threads(cfg["backend"], args.threads)
     runner = _build(cfg, cfg["backend"])
     agent, trainer = runner.agent, runner.trainer
     if checkpoint is not None:
@@ -339,20 +241,65 @@ def cmd_train(args: argparse.Namespace) -> int:
             )
     run_dir = os.path.abspath(agent.experiment_dir)
     os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
-    # the run directory by name, so that a configuration read back from it (eval, resume) writes there again
-    cfg["agent"]["experiment"].update(directory=os.path.dirname(run_dir), experiment_name=os.path.basename(run_dir))
+    # the run directory by name, so that a configuration read back from it (eval, resume) writes there again; and the
+    # intervals as numbers: "auto" follows the total, which a resume with --timesteps changes
+    experiment = cfg["agent"]["experiment"]
+    experiment.update(directory=os.path.dirname(run_dir), experiment_name=os.path.basename(run_dir))
+    experiment.update(write_interval=agent.write_interval, checkpoint_interval=agent.checkpoint_interval)
     with open(os.path.join(run_dir, CONFIG_FILE), "w") as file:
         yaml.safe_dump(cfg, file, sort_keys=False)
+    last_row: Dict[str, Any] = {}
+    agent.add_result_listener(lambda row: _keep_return(last_row, row))
     try:
         runner.run("train")
+    except KeyboardInterrupt:
+        print(f"skrl_like train: {_stopped(run_dir, trainer.initial_timestep)}", file=sys.stderr)
+        return INTERRUPTED
     finally:
         trainer.env.close()
     # the agent checkpoint of the last timestep (eval loads it), unless the interval wrote it already
     last = os.path.join(run_dir, "checkpoints", f"agent_{trainer.timesteps}{_checkpoint_extension(cfg['backend'])}")
     if not os.path.isfile(last):
         agent.write_checkpoint(trainer.timesteps, trainer.timesteps)
+    print(_final_result(trainer.timesteps, last_row, trainer.last_evaluation))
     print(run_dir)
     return 0
+
+
+RETURN_TAG = "Reward / Total reward (mean)"
+INTERRUPTED = 130  # the exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it
+
+
+def _keep_return(last: Dict[str, Any], row: Mapping[str, Any]) -> None:
+    """Result listener: the latest row in which an episode ended (its timestep and mean return)."""
+    if row.get(RETURN_TAG) is not None:
+        last.update(timestep=row["timestep"], value=row[RETURN_TAG])
+
+
+def _final_result(timesteps: int, last_row: Mapping[str, Any], evaluation: Optional[Mapping[str, Any]]) -> str:
+    """The line ``train`` prints at the end: the last mean training return, and the last evaluation's."""
+    if last_row:
+        line = f"trained {timesteps} timesteps: mean return {last_row['value']:.4g} (row of timestep {last_row['timestep']})"
+    else:
+        line = f"trained {timesteps} timesteps: no episode ended in a written row"
+    if evaluation is not None:
+        returns = evaluation["returns"]
+        mean = sum(returns) / len(returns)
+        line += (
+            f"; evaluation at timestep {evaluation['timestep']}: mean return {mean:.4g} over {len(returns)} episodes"
+        )
+    return line
+
+
+def _stopped(run_dir: str, timestep: int) -> str:
+    """The one line a Ctrl-C of ``train`` ends with: where it stopped and how to go on."""
+    try:
+        written = find_checkpoint(run_dir, "last")
+    except FileNotFoundError:
+        written = None
+    if written is None:
+        return f"stopped at timestep {timestep}; no checkpoint was written (checkpoint_interval 0), so it cannot resume"
+    return f"stopped at timestep {timestep}; resume with `skrl_like train --resume {run_dir}`"
 
 
 # -- eval ----------------------------------------------------------------------------------------------------------
@@ -369,6 +316,22 @@ def find_agent_checkpoint(run_dir: str, extension: str) -> str:
     if not found:
         raise CommandLineError(f"No agent checkpoint (checkpoints/agent_<timestep>{extension}) in the run '{run_dir}'")
     return max(found)[1]
+
+
+def _run_agent_checkpoint(run_dir: str, extension: str) -> str:
+    """What ``eval RUN_DIR`` plays: the agent file of the run's latest timestep, or its last run checkpoint where that
+    is later (a run stopped by Ctrl-C before its next checkpoint_interval) or the run has no agent file."""
+    try:
+        run_checkpoint = find_checkpoint(run_dir, "last")
+    except FileNotFoundError:
+        return find_agent_checkpoint(run_dir, extension)
+    try:
+        agent_file = find_agent_checkpoint(run_dir, extension)
+    except CommandLineError:
+        return run_checkpoint
+    agent_timestep = int(re.search(r"agent_(\d+)", os.path.basename(agent_file)).group(1))
+    run_timestep = int(re.search(r"run_(\d+)", os.path.basename(run_checkpoint)).group(1))
+    return run_checkpoint if run_timestep > agent_timestep else agent_file
 
 
 def run_of(path: str) -> tuple:
@@ -403,20 +366,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if checkpoint is not None and checkpoint.endswith(".ckpt"):  # a full-state run checkpoint: its agent file
         name = os.path.basename(checkpoint)[: -len(".ckpt")]
         agent_name = "best_agent" if name == "run_best" else name.replace("run_", "agent_", 1)
-        checkpoint = os.path.join(os.path.dirname(checkpoint), agent_name + extension)
-        if not os.path.isfile(checkpoint):
-            raise CommandLineError(f"No agent checkpoint {os.path.basename(checkpoint)} beside the run checkpoint")
-    checkpoint = checkpoint or find_agent_checkpoint(run_dir, extension)
+        beside = os.path.join(os.path.dirname(checkpoint), agent_name + extension)
+        if os.path.isfile(beside):
+            checkpoint = beside  # the same modules, written at the same timestep
+    elif checkpoint is None:
+        checkpoint = _run_agent_checkpoint(run_dir, extension)
     if args.seed is not None:
         cfg["seed"] = args.seed
     # nothing written: no TensorBoard events, no checkpoints
     cfg["agent"]["experiment"] = {**cfg["agent"].get("experiment", {}), "write_interval": 0, "checkpoint_interval": 0}
     cfg.setdefault("trainer", {}).update(headless=not args.render, disable_progressbar=True)
+    set_torch_threads(backend, args.threads)
     runner = _build(cfg, backend, render=args.render, num_envs=1)
     if hasattr(runner.agent, "possible_agents"):
         raise CommandLineError("eval plays single-agent runs; evaluate a multi-agent run with trainer.eval()")
     try:
-        runner.agent.load(checkpoint)
+        if checkpoint.endswith(".ckpt"):  # a run stopped before its first checkpoint_interval: no agent file
+            load_agent_modules(runner.agent, checkpoint)
+        else:
+            runner.agent.load(checkpoint)
     except (ValueError, FileNotFoundError) as error:
         raise CommandLineError(str(error)) from error
     try:
@@ -431,8 +399,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 # -- plot ----------------------------------------------------------------------------------------------------------
-
-RETURN_TAG = "Reward / Total reward (mean)"
 
 
 def run_scalars(run_dir: str) -> Dict[str, List[List[float]]]:
@@ -539,6 +505,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 # -- entry point ---------------------------------------------------------------------------------------------------
 
 
+THREADS_HELP = "torch intra-op threads (default: OMP_NUM_THREADS if set, else 1; raise it for large models)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skrl_like", description="Train, evaluate and plot skrl_like runs (see docs/command-line.md)."
@@ -557,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, help="the run's seed")
     train.add_argument("--num-envs", type=int, help="parallel environments (a sync vector env)")
     train.add_argument("--experiment-dir", help="where run directories go (default: runs/)")
+    train.add_argument("--threads", type=int, help=THREADS_HELP)
     train.set_defaults(handler=cmd_train)
 
     evaluate = commands.add_parser("eval", help="play episodes with exploration off; prints mean and std return")
@@ -564,6 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--episodes", type=int, default=20)
     evaluate.add_argument("--seed", type=int)
     evaluate.add_argument("--render", action="store_true", help="draw the env (render_mode='human')")
+    evaluate.add_argument("--threads", type=int, help=THREADS_HELP)
     evaluate.set_defaults(handler=cmd_eval)
 
     plot = commands.add_parser("plot", help="a PNG of return and losses against env steps, runs overlaid")
@@ -595,6 +566,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         message = " ".join(str(error).split())
         print(f"skrl_like {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"skrl_like {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     finally:
         logger.setLevel(previous)
 

@@ -13,7 +13,6 @@ This is the only module of the package that imports ``ray`` (extra ``tune``: ``p
 """
 
 import copy
-import importlib
 import json
 import os
 import time
@@ -27,6 +26,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.runner import SECTIONS, RunnerConfigError, apply_overrides, check_config, read_yaml
+from skrl_like.run_description import build_runner, make_env, resolve_config_path, set_torch_threads
 
 RETURN_TAG = "Reward / Total reward (mean)"
 METRIC = "episode_return_mean"  # the default metric: the mean return of the episodes that ended in the iteration
@@ -76,8 +76,6 @@ class SkrlTrainable(tune.Trainable):
     timesteps_per_iteration: int = 0
 
     def setup(self, config: Dict[str, Any]) -> None:
-        from skrl_like.cli import make_env  # the env section, read as ``skrl_like train -f`` reads it
-
         cfg = override(self.description, config)
         backend = cfg.get("backend", "torch")
         if backend not in ("torch", "jax"):
@@ -101,9 +99,8 @@ class SkrlTrainable(tune.Trainable):
             close_environment_at_exit=False,
         )
         cfg["trainer"] = trainer_cfg
-        env = make_env(cfg.get("env"), backend)
-        runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
-        runner = importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg)
+        set_torch_threads(backend)  # as skrl_like train: one thread unless OMP_NUM_THREADS says otherwise
+        runner = build_runner(cfg, make_env(cfg.get("env"), backend))
         self.agent, self.trainer = runner.agent, runner.trainer
         # the learning rates this trial's config asks for: what load_checkpoint compares with the checkpoint's
         self._config_rates = {
@@ -112,7 +109,7 @@ class SkrlTrainable(tune.Trainable):
             if isinstance(agent_cfg.get(key), (int, float)) and not isinstance(agent_cfg[key], bool)
         }
         self._rows = []
-        self.agent.result_listeners.append(self._rows.append)
+        self.agent.add_result_listener(self._rows.append)
         self._last_return: Optional[float] = None
         self._env_steps_total = 0
 
@@ -245,8 +242,6 @@ def read_sweep(path: str) -> Dict[str, Any]:
 
     :raises SweepConfigError: naming the entry that is wrong (unknown keys with a close match).
     """
-    from skrl_like.cli import CommandLineError, resolve_config_path
-
     sweep = read_yaml(path)
     for key in sweep:
         if key not in SWEEP_KEYS:
@@ -256,7 +251,7 @@ def read_sweep(path: str) -> Dict[str, Any]:
         beside = os.path.join(os.path.dirname(os.path.abspath(path)), run)
         try:
             run = read_yaml(beside if os.path.isfile(beside) else resolve_config_path(run))
-        except CommandLineError as error:
+        except RunnerConfigError as error:
             raise SweepConfigError(f"run: {error}") from error
     if not isinstance(run, Mapping):
         raise SweepConfigError(

@@ -171,9 +171,10 @@ class AgentHooks:
     """What a trainer runs inside its agents, at the two points every agent has: around each update
     (``AgentCore._update_when_due``) and before each results row (``AgentCore.write_tracking_data``).
 
-    The trainer sets it as each agent's ``trainer_hooks`` while it trains, only when its configuration needs it
-    (a callback that overrides an update hook, or evaluation during training); otherwise the attribute stays
-    ``None`` and the agent calls nothing. Both points run at updates and writes only, never at every step.
+    The trainer sets it on each agent (``agent.set_trainer_hooks``, the agent's documented extension point) while
+    it trains, only when its configuration needs it (a callback that overrides an update hook, or evaluation during
+    training); otherwise the agent's ``trainer_hooks`` stays ``None`` and it calls nothing. Both points run at
+    updates and writes only, never at every step.
 
     :param trainer: the trainer (handed to the callbacks).
     :param callbacks: the run's callbacks, when one overrides an update hook (``None`` otherwise).

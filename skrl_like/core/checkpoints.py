@@ -151,3 +151,63 @@ def prune_checkpoints(directory: str, keep: int, protect: Optional[str] = None) 
         except OSError:
             pass
     return removed
+
+
+# the per-agent files an agent writes at its checkpoint_interval (skrl's names; store_separately's are not pruned)
+_AGENT_FILE = re.compile(r"agent_(\d+)\.(pt|pickle)")
+
+
+def prune_agent_files(directory: str, keep: int) -> List[str]:
+    """Remove the per-agent files ``agent_<timestep>.pt/.pickle`` of timesteps before the oldest of the ``keep``
+    newest run checkpoints, so a run keeps the agent files of the run checkpoints it keeps (``keep`` 0: keep all;
+    ``best_agent`` files are never removed).
+
+    :return: the removed paths.
+    """
+    numbered = numbered_checkpoints(directory)
+    if keep <= 0 or not numbered:
+        return []
+    oldest_kept = numbered[-keep:][0][0]
+    removed = []
+    for entry in os.listdir(directory):
+        match = _AGENT_FILE.fullmatch(entry)
+        if match and int(match.group(1)) < oldest_kept:
+            try:
+                os.remove(os.path.join(directory, entry))
+                removed.append(os.path.join(directory, entry))
+            except OSError:
+                pass
+    return sorted(removed)
+
+
+def load_agent_modules(agent: Any, path: str, index: int = 0) -> None:
+    """Load the modules (models, optimizers, preprocessors, as ``agent.load`` does from an agent file) of agent
+    ``index`` of the run checkpoint ``path`` into ``agent``, for evaluation: a run stopped before its first
+    ``checkpoint_interval`` has no agent file, but its run checkpoint holds the agent.
+
+    :raises CheckpointMismatchError: the file is not a run checkpoint, holds another agent, or a module does not fit
+        (every module is checked before any is loaded).
+    """
+    payload = read_checkpoint(path)
+    states = payload["agents"]
+    if index >= len(states):
+        raise CheckpointMismatchError(f"Run checkpoint '{path}' holds {len(states)} agent(s), not an agent {index}")
+    state = states[index]
+    if state["class"] != type(agent).__name__:
+        raise CheckpointMismatchError(
+            f"Run checkpoint '{path}' holds a {state['class']} agent, not a {type(agent).__name__}"
+        )
+    modules = {name: module for name, module in agent.checkpoint_modules.items() if name in state["modules"]}
+    checked, problems = {}, []
+    for name, module in modules.items():
+        try:
+            checked[name] = agent._check_state(name, module, state["modules"][name])
+        except (RuntimeError, ValueError, KeyError, TypeError, NotImplementedError) as error:
+            problems.append(f"module '{name}' ({error})")
+    if problems or not modules:
+        raise CheckpointMismatchError(
+            f"Run checkpoint '{path}' does not fit this {type(agent).__name__}: "
+            f"{'; '.join(problems) or 'it has none of its modules'}"
+        )
+    for name, state_value in checked.items():
+        agent._restore_state(name, modules[name], state_value)

@@ -5,9 +5,10 @@ user's default permissions (``0o666`` less the umask, as ``open`` gives), and is
 complete. A process killed mid-write leaves its temporary file behind, so every write first removes the leftovers
 in its folder: files named by that pattern (or the ``.tmp_<8 characters><name>`` pattern of earlier versions, for
 the same target only) that were last modified more than :data:`STALE_AFTER_SECONDS` ago and that no live writer
-holds. A writer holds an advisory lock (``flock``) on its temporary file while writing; a process that dies
-releases it. Where ``flock`` is unavailable (Windows), removing a file another process has open fails, which
-keeps it.
+holds. A trainer also removes the leftovers of its run directory when a training loop starts and ends
+(:func:`remove_leftover_temporaries`: unlocked, whatever their age past a second). A writer holds an advisory lock
+(``flock``) on its temporary file while writing; a process that dies releases it. Where ``flock`` is unavailable
+(Windows), removing a file another process has open fails, which keeps it.
 """
 
 import os
@@ -24,6 +25,8 @@ except ImportError:  # Windows
 TEMPORARY_PREFIX = ".tmp_skrl_"
 # a leftover younger than this is kept whatever its lock says: it may be a write between creating and locking
 STALE_AFTER_SECONDS = 60.0
+# at a run's start and end (remove_leftover_temporaries): past the instant between creating a file and locking it
+LEFTOVER_AFTER_SECONDS = 1.0
 
 _OURS = re.compile(re.escape(TEMPORARY_PREFIX) + r"[0-9a-f]{8}_.+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -53,12 +56,15 @@ def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
         raise
 
 
-def remove_stale_temporaries(directory: str, name: str) -> list[str]:
-    """Remove the temporary files that killed writes left in ``directory`` (``name``: the target being written).
+def remove_stale_temporaries(directory: str, name: str, min_age: float = STALE_AFTER_SECONDS) -> list[str]:
+    """Remove the temporary files that killed writes left in ``directory`` (``name``: the target being written;
+    ``""``: this module's temporaries of any target).
 
+    :param min_age: seconds since a file's last change before it may be removed (see the module docstring).
     :return: the names of the files removed.
     """
-    legacy = re.compile(r"\.tmp_[a-z0-9_]{8}" + re.escape(name))  # tempfile.mkstemp's names (earlier versions)
+    # tempfile.mkstemp's names (earlier versions), for the target being written only
+    legacy = re.compile(r"\.tmp_[a-z0-9_]{8}" + re.escape(name)) if name else None
     try:
         entries = os.listdir(directory)
     except OSError:
@@ -66,17 +72,27 @@ def remove_stale_temporaries(directory: str, name: str) -> list[str]:
     removed = []
     now = time.time()
     for entry in entries:
-        if not (_OURS.fullmatch(entry) or legacy.fullmatch(entry)):
+        if not (_OURS.fullmatch(entry) or (legacy is not None and legacy.fullmatch(entry))):
             continue
         candidate = os.path.join(directory, entry)
         try:
-            if now - os.stat(candidate).st_mtime < STALE_AFTER_SECONDS:
+            if now - os.stat(candidate).st_mtime < min_age:
                 continue
             if _remove_if_unused(candidate):
                 removed.append(entry)
         except OSError:  # gone already (another process cleaned it), not ours to remove, or in use (Windows)
             continue
     return removed
+
+
+def remove_leftover_temporaries(directory: str) -> list[str]:
+    """At the start and end of a run: remove every temporary file of a killed write in ``directory`` that no live
+    writer holds, however recent (a second old at least: older than the instant between creating and locking one),
+    so a run that finishes within :data:`STALE_AFTER_SECONDS` leaves none behind.
+
+    :return: the names of the files removed.
+    """
+    return remove_stale_temporaries(directory, "", min_age=LEFTOVER_AFTER_SECONDS)
 
 
 def _create_temporary(directory: str, name: str) -> tuple[int, str]:

@@ -20,7 +20,7 @@ import yaml
 
 from skrl_like import logger
 from skrl_like.core.config import did_you_mean
-from skrl_like.utils import set_seed
+from skrl_like.core.seeding import set_seed
 
 
 class RunnerConfigError(ValueError):
@@ -488,6 +488,8 @@ class RunnerCore:
         trainer_class = self._component(TRAINERS, name, "trainer", "trainer.class")
         for key in ("env", "backend"):  # the command line's sections
             trainer_cfg.pop(key, None)
+        # a file that does not ask for rendering (no trainer section, or one without headless) is not rendered
+        trainer_cfg.setdefault("headless", True)
         return trainer_class(env=env, agents=agent, cfg=trainer_cfg)
 
 

@@ -168,6 +168,51 @@ def test_a_callbacks_class_is_instantiated_and_its_update_hooks_run_at_the_agent
     assert len(seen) == 1 and agent.trainer_hooks is None
 
 
+def test_the_trainer_plugs_into_the_agent_only_through_its_documented_extension_points(backend, tmp_path):
+    """The trainer's hooks and result listeners reach an agent through ``set_trainer_hooks`` and
+    ``add_result_listener``/``remove_result_listener``, which an agent class may override (nothing is set behind
+    its back), and are taken back when the run ends."""
+    calls = []
+    env = fixed_length_env(backend)
+    experiment = {"write_interval": 4, "checkpoint_interval": 0, "directory": str(tmp_path)}
+    agent = backend.agent(env, rollouts=4, experiment=experiment)
+
+    class Watched(type(agent)):
+        def set_trainer_hooks(self, hooks):
+            calls.append(("hooks", type(hooks).__name__))
+            return super().set_trainer_hooks(hooks)
+
+        def add_result_listener(self, listener):
+            calls.append(("add", listener.__name__))
+            super().add_result_listener(listener)
+
+        def remove_result_listener(self, listener):
+            calls.append(("remove", listener.__name__))
+            super().remove_result_listener(listener)
+
+    class Results(Callbacks):
+        def on_update_start(self, *, trainer, agent, timestep):
+            pass
+
+        def on_train_result(self, *, trainer, result):
+            pass
+
+    agent.__class__ = Watched  # the same agent, its class now overriding the extension points
+    trainer = backend.trainers.SequentialTrainer(
+        env=env, agents=agent, cfg={**QUIET, "timesteps": 8, "callbacks": Results()}
+    )
+    trainer.train()
+    assert calls == [
+        ("add", "_show_result"),
+        ("hooks", "AgentHooks"),
+        ("add", "_on_train_result"),
+        ("remove", "_on_train_result"),
+        ("hooks", "NoneType"),
+        ("remove", "_show_result"),
+    ]
+    assert agent.trainer_hooks is None and agent.result_listeners == []
+
+
 def test_without_update_callbacks_or_evaluation_the_agents_get_no_hooks(backend, tmp_path):
     class EpisodesOnly(Callbacks):
         def on_episode_end(self, *, trainer, env_index, episode):

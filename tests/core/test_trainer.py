@@ -24,6 +24,8 @@ import skrl_like.torch.memories as torch_memories
 import skrl_like.torch.models as torch_models
 import skrl_like.torch.trainers as torch_trainers
 from skrl_like.core.trainer import TrainerCore
+from skrl_like.core.trainer_setup import TrainerSetup
+from skrl_like.core.trainer_state import TrainerRunState
 from skrl_like.utils import set_seed
 
 QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
@@ -196,9 +198,10 @@ def spy_on_post_interaction(agent):
 
 def test_trainers_are_single_inheritance_and_the_backend_base_overrides_only_hooks(backend):
     Trainer = backend.trainers.Trainer
-    assert Trainer.__mro__ == (Trainer, TrainerCore, object)
+    core_chain = (TrainerCore, TrainerRunState, TrainerSetup, object)  # the loop, then the modules beside it
+    assert Trainer.__mro__ == (Trainer, *core_chain)
     for concrete in (backend.trainers.SequentialTrainer, backend.trainers.StepTrainer):
-        assert concrete.__mro__ == (concrete, Trainer, TrainerCore, object)
+        assert concrete.__mro__ == (concrete, Trainer, *core_chain)
     overridden = {name for name, value in vars(Trainer).items() if callable(value)}
     assert overridden <= HOOKS
 

@@ -364,9 +364,10 @@ def test_shared_autoreset_rejects_vector_envs_without_partial_resets_and_reports
 @pytest.fixture
 def global_seed(monkeypatch):
     """set_seed for one test: the seed the wrappers read is put back afterwards."""
+    import skrl_like.core.seeding
     import skrl_like.utils
 
-    monkeypatch.setattr(skrl_like.utils, "_seed", None, raising=False)
+    monkeypatch.setattr(skrl_like.core.seeding, "_seed", None, raising=False)
     return skrl_like.utils.set_seed
 
 

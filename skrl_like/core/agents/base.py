@@ -79,6 +79,11 @@ class AgentCore:
     :param action_space: the space, shape or size of one action.
     :param device: where the agent computes; ``None`` picks the backend's default device.
     :param cfg: the agent's configuration (already merged with its defaults by the algorithm).
+
+    What a trainer (or a user's loop) plugs into an agent goes through three documented methods, never by setting
+    attributes: :meth:`set_trainer_hooks` (code run around each update and before each results row: update
+    callbacks, evaluation during training), and :meth:`add_result_listener` / :meth:`remove_result_listener`
+    (functions handed every ``results.jsonl`` row: the progress bar, ``on_train_result``, curriculum, Tune).
     """
 
     checkpoint_extension = ""  # ".pt" (torch) or ".pickle" (JAX)
@@ -128,10 +133,11 @@ class AgentCore:
         self.writer: Optional[SummaryWriter] = None
         self._tracker: Optional[EpisodeTracker] = None
         #: functions called with every ``results.jsonl`` row (a dict) right after it is written
+        #: (:meth:`add_result_listener`, :meth:`remove_result_listener`)
         self.result_listeners: List[Callable[[Dict[str, Any]], None]] = []
         #: the trainer's hooks at this agent's updates and results writes (a
-        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set while a trainer trains with update callbacks or
-        #: evaluation; ``None`` otherwise, so that nothing is called
+        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set through :meth:`set_trainer_hooks` while a trainer trains
+        #: with update callbacks or evaluation; ``None`` otherwise, so that nothing is called
         self.trainer_hooks: Optional[Any] = None
         #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
         self.environments_per_timestep = 1
@@ -483,6 +489,23 @@ class AgentCore:
             self.writer.flush()
         self.tracking_data.clear()
         self._write_result_row(timestep, row)
+
+    # -- what a trainer plugs in (the agent's extension points) ---------------------------------------------------
+
+    def set_trainer_hooks(self, hooks: Optional[Any]) -> Optional[Any]:
+        """Run ``hooks`` (a :class:`~skrl_like.core.callbacks.AgentHooks`) around each update and before each results
+        row from now on; ``None`` runs nothing. Returns the hooks set before, so a caller can put them back."""
+        previous, self.trainer_hooks = self.trainer_hooks, hooks
+        return previous
+
+    def add_result_listener(self, listener: Callable[[Dict[str, Any]], None]) -> None:
+        """Call ``listener(row)`` with every ``results.jsonl`` row (a dict) right after it is written."""
+        self.result_listeners.append(listener)
+
+    def remove_result_listener(self, listener: Callable[[Dict[str, Any]], None]) -> None:
+        """Stop calling ``listener`` (added by :meth:`add_result_listener`); a listener not added is ignored."""
+        if listener in self.result_listeners:
+            self.result_listeners.remove(listener)
 
     def mark_run_start(self, timestep: int) -> None:
         """Start the clock of the ``env_steps_per_second`` column at ``timestep`` (the trainer calls it when a loop

@@ -36,8 +36,8 @@ from gymnasium import spaces
 
 from skrl_like.core.envs.vector_autoreset import SameStepAutoreset, with_final_observations
 from skrl_like.core.envs.wrappers import WrapperCore, _unwrap, env_attribute
+from skrl_like.core.seeding import get_env_seed
 from skrl_like.core.spaces import convert_gym_space
-from skrl_like.utils import get_env_seed
 
 # the wrapper's own state that a run checkpoint keeps: counters, the first-reset and seeding flags, the last outputs
 _WRAPPER_STATE = ("_step_count", "_reset_once", "_seed_pending", "_observation", "_info")

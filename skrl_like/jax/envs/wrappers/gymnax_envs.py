@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from skrl_like.core.seeding import get_seed
 from skrl_like.jax.envs.wrappers.base import Wrapper
-from skrl_like.utils import get_seed
 
 
 class GymnaxState(NamedTuple):

@@ -3,7 +3,7 @@
 from typing import Any, Union
 
 from skrl_like import logger
-from skrl_like.core.envs.wrapping import resolve_wrapper_tag
+from skrl_like.core.envs.detection import resolve_wrapper_tag
 from skrl_like.torch.envs.wrappers.base import MultiAgentEnvWrapper, Wrapper
 from skrl_like.torch.envs.wrappers.gym_envs import GymWrapper
 from skrl_like.torch.envs.wrappers.gymnasium_envs import GymnasiumWrapper

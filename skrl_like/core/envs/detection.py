@@ -1,4 +1,5 @@
-"""Which wrapper fits an environment: ``wrap_env``'s tag resolution, shared by both backends.
+"""Which wrapper fits an environment (``wrap_env``'s tag detection), shared by both backends; the wrapper classes
+themselves are in :mod:`skrl_like.core.envs.wrappers`.
 
 Detection looks at class names only, so it needs neither torch nor jax; each backend maps the resulting
 tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"`` or ``"isaaclab-multi-agent"``) to its
