@@ -34,6 +34,16 @@ def check_batch_size(algorithm: str, batch_size: int, memory: Any) -> None:
         )
 
 
+def check_memory_to_learn(algorithm: str, memory: Any) -> None:
+    """A replay agent learns from its memory: built with ``memory=None`` it can act and be evaluated (as in skrl), but
+    not train. Raise ``ValueError`` saying so, instead of an ``AttributeError`` at the first update."""
+    if memory is None:
+        raise ValueError(
+            f"{algorithm} was created with memory=None: it can act and be evaluated, but it learns from a replay "
+            "memory. To train it, create it with memory=RandomMemory(memory_size=..., num_envs=env.num_envs)"
+        )
+
+
 def noise_scale(timestep: int, exploration: Mapping[str, Any]) -> Optional[float]:
     """The factor of DDPG/TD3's exploration noise at ``timestep``: linear from ``initial_scale`` to ``final_scale``
     over ``exploration["timesteps"]`` steps; ``None`` after them, when no noise is added at all (skrl's behaviour).

@@ -38,7 +38,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from skrl_like import logger
-from skrl_like.core.agents.off_policy import decayed_noise_scale, identical_twins_warning, noise_scale
+from skrl_like.core.agents.off_policy import (
+    check_memory_to_learn,
+    decayed_noise_scale,
+    identical_twins_warning,
+    noise_scale,
+)
 from skrl_like.jax.resources.noises import GaussianNoise
 
 #: config numbers every replay agent reads when it is built, or that shape the compiled function: never swept
@@ -106,6 +111,7 @@ def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_
 
     The arrays stay where the memory keeps them (NumPy with the ``"numpy"`` backend): the compiled update they are
     passed to moves them to the device as it starts, which costs less than a separate ``device_put``."""
+    check_memory_to_learn("The agent", memory)  # a loop written by hand never set the running mode
     if getattr(memory, "_replacement", True):
         drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps)[0]
         return tuple(array.reshape(gradient_steps, batch_size, *array.shape[1:]) for array in drawn)

@@ -134,7 +134,7 @@ class DDPG(Agent):
                     f"DDPG: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
                     "before creating the agent"
                 )
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=("critic", "target_critic"))
         check_batch_size("DDPG", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

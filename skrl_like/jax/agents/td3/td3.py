@@ -169,7 +169,7 @@ class TD3(Agent):
                     f"TD3: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
                     "before creating the agent"
                 )
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
         check_batch_size("TD3", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

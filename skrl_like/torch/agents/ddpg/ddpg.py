@@ -75,7 +75,7 @@ class DDPG(Agent):
         check_action_space("DDPG", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(("policy", "target_policy", "critic", "target_critic"))
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=("critic", "target_critic"))
         check_batch_size("DDPG", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

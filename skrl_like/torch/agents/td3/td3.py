@@ -84,7 +84,7 @@ class TD3(Agent):
         check_action_space("TD3", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(ROLES)
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
         check_batch_size("TD3", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

@@ -1,0 +1,163 @@
+"""What the JAX agents check at construction (issue 30): value models' and critics' output sizes, critics that ignore
+the action, a missing replay memory, memory and noise arguments."""
+
+import gymnasium
+import jax
+import numpy as np
+import pytest
+
+from skrl_like.jax.agents.ddpg import DDPG
+from skrl_like.jax.agents.ppo import PPO
+from skrl_like.jax.agents.sac import SAC
+from skrl_like.jax.agents.td3 import TD3
+from skrl_like.jax.envs.wrappers import wrap_env
+from skrl_like.jax.memories import RandomMemory
+from skrl_like.jax.trainers import SequentialTrainer
+from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
+from skrl_like.utils import set_seed
+
+NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
+QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+OBSERVATIONS = gymnasium.spaces.Box(-1, 1, (3,), np.float32)
+ACTIONS = gymnasium.spaces.Box(-2, 2, (2,), np.float32)
+STATES_ACTIONS = "concatenate([STATES, ACTIONS])"
+
+SAC_CRITICS = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
+DDPG_CRITICS = ("critic", "target_critic")
+
+
+def _initialised(model, role):
+    model.init_state_dict(role)
+    return model
+
+
+def critic(role, critic_input=STATES_ACTIONS, output="ONE", observation_space=OBSERVATIONS, action_space=ACTIONS):
+    network = [{"name": "net", "input": critic_input, "layers": [8], "activations": "relu"}]
+    return _initialised(deterministic_model(observation_space, action_space, network=network, output=output), role)
+
+
+def deterministic_policy(role, observation_space=OBSERVATIONS, action_space=ACTIONS):
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    model = deterministic_model(observation_space, action_space, network=network, output="tanh(ACTIONS)")
+    return _initialised(model, role)
+
+
+def gaussian_policy(observation_space=OBSERVATIONS, action_space=ACTIONS):
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    return _initialised(gaussian_model(observation_space, action_space, network=network, output="ACTIONS"), "policy")
+
+
+def sac_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {"policy": gaussian_policy(observation_space, action_space)}
+    for role in SAC_CRITICS:
+        models[role] = critic(role, observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+def td3_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {role: deterministic_policy(role, observation_space, action_space) for role in ("policy", "target_policy")}
+    for role in SAC_CRITICS:
+        models[role] = critic(role, observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+def ddpg_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {role: deterministic_policy(role, observation_space, action_space) for role in ("policy", "target_policy")}
+    for role in DDPG_CRITICS:
+        models[role] = critic(role, observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+AGENTS = {
+    "SAC": (SAC, sac_models, SAC_CRITICS),
+    "TD3": (TD3, td3_models, SAC_CRITICS),
+    "DDPG": (DDPG, ddpg_models, DDPG_CRITICS),
+}
+
+
+def make(name, models=None, memory="default", observation_space=OBSERVATIONS, action_space=ACTIONS, **cfg):
+    agent_class, build_models, _ = AGENTS[name]
+    if models is None:
+        models = build_models(observation_space, action_space)
+    if isinstance(memory, str):
+        memory = RandomMemory(memory_size=64, num_envs=1)
+    cfg = {"batch_size": 8, "experiment": NO_FILES, **cfg}
+    return agent_class(
+        models=models, memory=memory, observation_space=observation_space, action_space=action_space, cfg=cfg
+    )
+
+
+def pendulum():
+    return wrap_env(gymnasium.make("Pendulum-v1"), verbose=False)
+
+
+def train(agent, env, timesteps=30):
+    SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, **QUIET}).train()
+    return agent
+
+
+def leaves(model):
+    return [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(model.state_dict.params)]
+
+
+# -- output sizes -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_critic_with_two_outputs_is_refused_naming_the_model_and_the_role(name):
+    _, build_models, critic_roles = AGENTS[name]
+    for role in critic_roles:
+        models = build_models()
+        models[role] = critic(role, output="ACTIONS")  # one output per action dimension: 2
+        with pytest.raises(
+            ValueError,
+            match=rf"{name}: the '{role}' model \(DeterministicModel\) is a critic .* produces 2 outputs per sample and needs 1: "
+            r"give its last layer 1 output",
+        ):
+            make(name, models=models)
+
+
+def test_a_ppo_value_model_with_two_outputs_is_refused():
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    value = _initialised(deterministic_model(OBSERVATIONS, ACTIONS, network=network, output="ACTIONS"), "value")
+    models = {"policy": gaussian_policy(), "value": value}
+    memory = RandomMemory(memory_size=16, num_envs=1)
+    cfg = {"rollouts": 16, "mini_batches": 1, "experiment": NO_FILES}
+    with pytest.raises(
+        ValueError, match=r"PPO: the 'value' model .* is a value model .* produces 2 outputs per sample"
+    ):
+        PPO(models=models, memory=memory, observation_space=OBSERVATIONS, action_space=ACTIONS, cfg=cfg)
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_instantiator_made_critics_build_an_agent_that_trains(name):
+    set_seed(0)
+    env = pendulum()
+    agent = make(name, observation_space=env.observation_space, action_space=env.action_space, learning_starts=10)
+    role = AGENTS[name][2][0]
+    before = leaves(agent.models[role])
+    train(agent, env)
+    env.close()
+    assert any(not np.array_equal(old, new) for old, new in zip(before, leaves(agent.models[role])))
+
+
+# -- memory=None --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_an_agent_without_memory_evaluates_but_refuses_to_train_naming_the_fix(name):
+    env = pendulum()
+    agent = make(name, memory=None, observation_space=env.observation_space, action_space=env.action_space)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 3, **QUIET})
+    trainer.eval()  # evaluation needs no memory, as in skrl
+    with pytest.raises(ValueError, match=rf"{name} was created with memory=None: .* memory=RandomMemory\("):
+        trainer.train()
+    env.close()
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_hand_written_loop_without_memory_fails_at_the_first_update_with_the_fix(name):
+    agent = make(name, memory=None, learning_starts=0)
+    agent.init()
+    with pytest.raises(ValueError, match=r"created with memory=None: .* memory=RandomMemory\("):
+        agent.post_interaction(timestep=0, timesteps=10)

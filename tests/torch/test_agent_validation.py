@@ -1,0 +1,225 @@
+"""What the torch agents check at construction (issue 30): value models' and critics' output sizes, critics built by
+the model instantiators (lazy layers), critics that ignore the action, a missing replay memory, memory and noise
+arguments."""
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+from skrl_like.cli import tuned_files
+from skrl_like.core.runner import RunnerConfigError, read_yaml
+from skrl_like.torch.agents.ddpg import DDPG
+from skrl_like.torch.agents.ppo import PPO
+from skrl_like.torch.agents.sac import SAC
+from skrl_like.torch.agents.td3 import TD3
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.resources.noises import GaussianNoise
+from skrl_like.torch.trainers import SequentialTrainer
+from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
+from skrl_like.torch.utils.runner import Runner
+from skrl_like.utils import set_seed
+
+NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
+QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+OBSERVATIONS = gymnasium.spaces.Box(-1, 1, (3,), np.float32)
+ACTIONS = gymnasium.spaces.Box(-2, 2, (2,), np.float32)
+STATES_ACTIONS = "concatenate([STATES, ACTIONS])"
+
+SAC_CRITICS = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
+DDPG_CRITICS = ("critic", "target_critic")
+
+
+def critic(critic_input=STATES_ACTIONS, output="ONE", observation_space=OBSERVATIONS, action_space=ACTIONS):
+    """A Q-function from the model instantiators: lazy layers, materialised by the first forward pass."""
+    network = [{"name": "net", "input": critic_input, "layers": [8], "activations": "relu"}]
+    return deterministic_model(observation_space, action_space, "cpu", network=network, output=output)
+
+
+def deterministic_policy(observation_space=OBSERVATIONS, action_space=ACTIONS):
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    return deterministic_model(observation_space, action_space, "cpu", network=network, output="tanh(ACTIONS)")
+
+
+def gaussian_policy(observation_space=OBSERVATIONS, action_space=ACTIONS):
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    return gaussian_model(observation_space, action_space, "cpu", network=network, output="ACTIONS")
+
+
+def sac_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {"policy": gaussian_policy(observation_space, action_space)}
+    for role in SAC_CRITICS:
+        models[role] = critic(observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+def td3_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {role: deterministic_policy(observation_space, action_space) for role in ("policy", "target_policy")}
+    for role in SAC_CRITICS:
+        models[role] = critic(observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+def ddpg_models(observation_space=OBSERVATIONS, action_space=ACTIONS, **critic_options):
+    models = {role: deterministic_policy(observation_space, action_space) for role in ("policy", "target_policy")}
+    for role in DDPG_CRITICS:
+        models[role] = critic(observation_space=observation_space, action_space=action_space, **critic_options)
+    return models
+
+
+AGENTS = {
+    "SAC": (SAC, sac_models, SAC_CRITICS),
+    "TD3": (TD3, td3_models, SAC_CRITICS),
+    "DDPG": (DDPG, ddpg_models, DDPG_CRITICS),
+}
+
+
+def make(name, models=None, memory="default", observation_space=OBSERVATIONS, action_space=ACTIONS, **cfg):
+    agent_class, build_models, _ = AGENTS[name]
+    if models is None:
+        models = build_models(observation_space, action_space)
+    if isinstance(memory, str):
+        memory = RandomMemory(memory_size=64, num_envs=1, device="cpu")
+    cfg = {"batch_size": 8, "experiment": NO_FILES, **cfg}
+    return agent_class(
+        models=models,
+        memory=memory,
+        observation_space=observation_space,
+        action_space=action_space,
+        device="cpu",
+        cfg=cfg,
+    )
+
+
+def pendulum():
+    return wrap_env(gymnasium.make("Pendulum-v1"), verbose=False)
+
+
+def train(agent, env, timesteps=30):
+    SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, **QUIET}).train()
+    return agent
+
+
+# -- output sizes -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_critic_with_two_outputs_is_refused_naming_the_model_and_the_role(name):
+    _, build_models, critic_roles = AGENTS[name]
+    for role in critic_roles:
+        models = build_models()
+        models[role] = critic(output="ACTIONS")  # one output per action dimension: 2
+        with pytest.raises(
+            ValueError,
+            match=rf"{name}: the '{role}' model \(DeterministicModel\) is a critic .* "
+            r"produces 2 outputs per sample and needs 1: give its last layer 1 output",
+        ):
+            make(name, models=models)
+
+
+def test_a_ppo_value_model_with_two_outputs_is_refused():
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    models = {
+        "policy": gaussian_policy(),
+        "value": deterministic_model(OBSERVATIONS, ACTIONS, "cpu", network=network, output="ACTIONS"),
+    }
+    memory = RandomMemory(memory_size=16, num_envs=1, device="cpu")
+    cfg = {"rollouts": 16, "mini_batches": 1, "experiment": NO_FILES}
+    with pytest.raises(
+        ValueError, match=r"PPO: the 'value' model .* is a value model .* produces 2 outputs per sample"
+    ):
+        PPO(models=models, memory=memory, observation_space=OBSERVATIONS, action_space=ACTIONS, device="cpu", cfg=cfg)
+
+
+# -- critics from the model instantiators (lazy layers) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_instantiator_made_critics_build_an_agent_that_trains(name):
+    set_seed(0)
+    env = pendulum()
+    agent = make(name, observation_space=env.observation_space, action_space=env.action_space, learning_starts=10)
+    before = {role: [p.detach().clone() for p in agent.models[role].parameters()] for role in AGENTS[name][2][:1]}
+    train(agent, env)
+    env.close()
+    for role, parameters in before.items():
+        after = list(agent.models[role].parameters())
+        assert any(not torch.equal(old, new) for old, new in zip(parameters, after)), f"{role} did not train"
+
+
+# -- memory=None --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_an_agent_without_memory_evaluates_but_refuses_to_train_naming_the_fix(name):
+    env = pendulum()
+    agent = make(name, memory=None, observation_space=env.observation_space, action_space=env.action_space)
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 3, **QUIET})
+    trainer.eval()  # evaluation needs no memory, as in skrl
+    with pytest.raises(ValueError, match=rf"{name} was created with memory=None: .* memory=RandomMemory\("):
+        trainer.train()
+    env.close()
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_hand_written_loop_without_memory_fails_at_the_first_update_with_the_fix(name):
+    agent = make(name, memory=None, learning_starts=0)
+    agent.init()
+    with pytest.raises(ValueError, match=r"created with memory=None: .* memory=RandomMemory\("):
+        agent.post_interaction(timestep=0, timesteps=10)
+
+
+# -- memory arguments ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments, name, shown",
+    [
+        ({"memory_size": 200.7}, "memory_size", r"200\.7 \(float\)"),
+        ({"memory_size": "200"}, "memory_size", r"'200' \(str\)"),
+        ({"memory_size": True}, "memory_size", r"True \(bool\)"),
+        ({"memory_size": 10, "num_envs": 2.5}, "num_envs", r"2\.5 \(float\)"),
+        ({"memory_size": 10, "num_envs": "4"}, "num_envs", r"'4' \(str\)"),
+    ],
+)
+def test_a_memory_refuses_counts_that_are_not_whole_numbers_naming_the_argument(arguments, name, shown):
+    with pytest.raises(ValueError, match=rf"Memory: {name} must be a whole number, got {shown}: .* as an int"):
+        RandomMemory(**arguments, device="cpu")
+
+
+def test_a_memory_takes_whole_floats_and_numpy_integers_as_ints():
+    memory = RandomMemory(memory_size=200.0, num_envs=np.int64(3), device="cpu")
+    assert (memory.memory_size, memory.num_envs) == (200, 3)
+    assert type(memory.memory_size) is int and type(memory.num_envs) is int
+
+
+@pytest.mark.parametrize(
+    "arguments, name", [({"memory_size": 0}, "memory_size"), ({"memory_size": 4, "num_envs": -1}, "num_envs")]
+)
+def test_a_memory_refuses_counts_below_one_naming_the_argument(arguments, name):
+    with pytest.raises(ValueError, match=rf"Memory: {name} \(-?\d+\) must be at least 1"):
+        RandomMemory(**arguments, device="cpu")
+
+
+def _tuned(name):
+    cfg = read_yaml(next(path for path in tuned_files() if path.endswith(name)))
+    cfg.pop("env")
+    cfg["agent"]["experiment"] = NO_FILES
+    cfg["trainer"]["close_environment_at_exit"] = False
+    return cfg
+
+
+def test_a_runner_config_without_memory_section_for_a_replay_agent_asks_for_one():
+    cfg = _tuned("sac_pendulum.yaml")
+    del cfg["memory"]
+    with pytest.raises(RunnerConfigError, match=r"no 'memory' section, and SAC has no rollouts .* memory_size: 100000"):
+        Runner(pendulum(), cfg)
+
+
+@pytest.mark.parametrize("size, shown", [("200", r"'200' \(str\)"), (200.7, r"200\.7 \(float\)")])
+def test_a_runner_memory_size_that_is_not_a_whole_number_is_named(size, shown):
+    cfg = _tuned("sac_pendulum.yaml")
+    cfg["memory"]["memory_size"] = size
+    with pytest.raises(RunnerConfigError, match=rf"memory: Memory: memory_size must be a whole number, got {shown}"):
+        Runner(pendulum(), cfg)
