@@ -12,6 +12,7 @@ from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.agents.td3 import TD3
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
+from skrl_like.jax.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
 from skrl_like.utils import set_seed
@@ -161,3 +162,27 @@ def test_a_hand_written_loop_without_memory_fails_at_the_first_update_with_the_f
     agent.init()
     with pytest.raises(ValueError, match=r"created with memory=None: .* memory=RandomMemory\("):
         agent.post_interaction(timestep=0, timesteps=10)
+
+
+# -- exploration noises -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "noise_class, arguments, message",
+    [
+        (GaussianNoise, {"mean": 0.0, "std": -0.1}, r"GaussianNoise: std must be >= 0, got -0\.1; it is a standard"),
+        (GaussianNoise, {"mean": 0.0, "std": "0.1"}, r"GaussianNoise: std must be a finite number, got '0\.1' \(str\)"),
+        (GaussianNoise, {"mean": float("nan"), "std": 0.1}, r"GaussianNoise: mean must be a finite number, got nan"),
+        (OrnsteinUhlenbeckNoise, {"theta": 0.15, "sigma": -0.1, "base_scale": 1.0}, r"sigma must be >= 0, got -0\.1"),
+        (OrnsteinUhlenbeckNoise, {"theta": -0.15, "sigma": 0.1, "base_scale": 1.0}, r"theta must be >= 0, got -0\.15"),
+        (OrnsteinUhlenbeckNoise, {"theta": 0.15, "sigma": 0.1, "base_scale": 1.0, "std": -1}, r"std must be >= 0"),
+    ],
+)
+def test_a_noise_refuses_a_parameter_out_of_its_range_naming_it(noise_class, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        noise_class(**arguments)
+
+
+def test_a_gaussian_noise_of_zero_std_samples_its_mean():
+    noise = GaussianNoise(0.25, 0.0)
+    np.testing.assert_array_equal(np.asarray(noise.sample((2, 3))), np.full((2, 3), 0.25, np.float32))

@@ -15,7 +15,7 @@ from skrl_like.torch.agents.sac import SAC
 from skrl_like.torch.agents.td3 import TD3
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
-from skrl_like.torch.resources.noises import GaussianNoise
+from skrl_like.torch.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
 from skrl_like.torch.utils.runner import Runner
@@ -223,3 +223,27 @@ def test_a_runner_memory_size_that_is_not_a_whole_number_is_named(size, shown):
     cfg["memory"]["memory_size"] = size
     with pytest.raises(RunnerConfigError, match=rf"memory: Memory: memory_size must be a whole number, got {shown}"):
         Runner(pendulum(), cfg)
+
+
+# -- exploration noises -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "noise_class, arguments, message",
+    [
+        (GaussianNoise, {"mean": 0.0, "std": -0.1}, r"GaussianNoise: std must be >= 0, got -0\.1; it is a standard"),
+        (GaussianNoise, {"mean": 0.0, "std": "0.1"}, r"GaussianNoise: std must be a finite number, got '0\.1' \(str\)"),
+        (GaussianNoise, {"mean": float("nan"), "std": 0.1}, r"GaussianNoise: mean must be a finite number, got nan"),
+        (OrnsteinUhlenbeckNoise, {"theta": 0.15, "sigma": -0.1, "base_scale": 1.0}, r"sigma must be >= 0, got -0\.1"),
+        (OrnsteinUhlenbeckNoise, {"theta": -0.15, "sigma": 0.1, "base_scale": 1.0}, r"theta must be >= 0, got -0\.15"),
+        (OrnsteinUhlenbeckNoise, {"theta": 0.15, "sigma": 0.1, "base_scale": 1.0, "std": -1}, r"std must be >= 0"),
+    ],
+)
+def test_a_noise_refuses_a_parameter_out_of_its_range_naming_it(noise_class, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        noise_class(**arguments, device="cpu")
+
+
+def test_a_gaussian_noise_of_zero_std_samples_its_mean():
+    noise = GaussianNoise(0.25, 0.0, device="cpu")
+    np.testing.assert_array_equal(np.asarray(noise.sample((2, 3))), np.full((2, 3), 0.25, np.float32))
