@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from skrl_like.jax.agents.ddpg import DDPG
+from skrl_like.jax.agents.dqn import DQN
 from skrl_like.jax.agents.ppo import PPO
 from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.agents.td3 import TD3
@@ -186,3 +187,35 @@ def test_a_noise_refuses_a_parameter_out_of_its_range_naming_it(noise_class, arg
 def test_a_gaussian_noise_of_zero_std_samples_its_mean():
     noise = GaussianNoise(0.25, 0.0)
     np.testing.assert_array_equal(np.asarray(noise.sample((2, 3))), np.full((2, 3), 0.25, np.float32))
+
+
+# -- Model.load of an agent file ----------------------------------------------------------------------------------
+
+
+def test_loading_a_dqn_file_into_a_q_network_suggests_the_module_that_fits(tmp_path):
+    space = gymnasium.spaces.Discrete(3)
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+
+    def q_network(actions=space):
+        return _initialised(deterministic_model(OBSERVATIONS, actions, network=network, output="ACTIONS"), "q_network")
+
+    models = {"q_network": q_network(), "target_q_network": q_network()}
+    memory = RandomMemory(memory_size=16, num_envs=1)
+    cfg = {"batch_size": 8, "experiment": NO_FILES}
+    agent = DQN(models=models, memory=memory, observation_space=OBSERVATIONS, action_space=space, cfg=cfg)
+    path = str(tmp_path / "agent.pickle")
+    agent.save(path)
+    with pytest.raises(ValueError) as raised:
+        q_network().load(path)
+    message = str(raised.value)
+    assert "model.load(path, module='q_network') (also fitting: ['target_q_network'])" in message
+    assert "module='optimizer'" not in message
+    model = q_network()
+    model.load(path, module="q_network")  # the advice works
+    expected = jax.tree_util.tree_leaves(agent.q_network.state_dict.params)
+    for loaded, saved in zip(jax.tree_util.tree_leaves(model.state_dict.params), expected):
+        np.testing.assert_array_equal(np.asarray(loaded), np.asarray(saved))
+    with pytest.raises(
+        ValueError, match=r"none of them fits this model's parameters .* models are \['q_network', 'target_q_network'\]"
+    ):
+        q_network(gymnasium.spaces.Discrete(5)).load(path)

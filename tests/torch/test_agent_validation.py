@@ -10,6 +10,7 @@ import torch
 from skrl_like.cli import tuned_files
 from skrl_like.core.runner import RunnerConfigError, read_yaml
 from skrl_like.torch.agents.ddpg import DDPG
+from skrl_like.torch.agents.dqn import DQN
 from skrl_like.torch.agents.ppo import PPO
 from skrl_like.torch.agents.sac import SAC
 from skrl_like.torch.agents.td3 import TD3
@@ -247,3 +248,46 @@ def test_a_noise_refuses_a_parameter_out_of_its_range_naming_it(noise_class, arg
 def test_a_gaussian_noise_of_zero_std_samples_its_mean():
     noise = GaussianNoise(0.25, 0.0, device="cpu")
     np.testing.assert_array_equal(np.asarray(noise.sample((2, 3))), np.full((2, 3), 0.25, np.float32))
+
+
+# -- Model.load of an agent file ----------------------------------------------------------------------------------
+
+
+def test_loading_a_dqn_file_into_a_q_network_suggests_the_module_that_fits(tmp_path):
+    space = gymnasium.spaces.Discrete(3)
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+
+    def q_network():
+        model = deterministic_model(OBSERVATIONS, space, "cpu", network=network, output="ACTIONS")
+        model.compute({"states": torch.zeros(1, 3)}, "q_network")  # materialise the lazy layers
+        return model
+
+    models = {"q_network": q_network(), "target_q_network": q_network()}
+    memory = RandomMemory(memory_size=16, num_envs=1, device="cpu")
+    agent = DQN(
+        models=models,
+        memory=memory,
+        observation_space=OBSERVATIONS,
+        action_space=space,
+        device="cpu",
+        cfg={"batch_size": 8, "experiment": NO_FILES},
+    )
+    path = str(tmp_path / "agent.pt")
+    agent.save(path)
+    with pytest.raises(ValueError) as raised:
+        q_network().load(path)
+    message = str(raised.value)
+    assert "model.load(path, module='q_network') (also fitting: ['target_q_network'])" in message
+    assert "module='optimizer'" not in message
+    model = q_network()
+    model.load(path, module="q_network")  # the advice works
+    for name, tensor in agent.q_network.state_dict().items():
+        assert torch.equal(model.state_dict()[name], tensor)
+    other = deterministic_model(OBSERVATIONS, gymnasium.spaces.Discrete(5), "cpu", network=network, output="ACTIONS")
+    other.compute({"states": torch.zeros(1, 3)}, "q_network")
+    with pytest.raises(
+        ValueError,
+        match=r"none of them fits this model's parameters .* models are \['q_network', "
+        r"'target_q_network'\]",
+    ):
+        other.load(path)

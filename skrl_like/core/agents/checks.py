@@ -144,3 +144,21 @@ def _real_number(value: Any) -> Optional[float]:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def suggested_module(fitting: Sequence[str], modules: Sequence[str]) -> str:
+    """The ``module=`` advice for an agent checkpoint: the modules whose state fits the model (``policy`` first), or
+    else the models among ``modules`` (never an optimizer's or a preprocessor's entry)."""
+    if fitting:
+        first = "policy" if "policy" in fitting else fitting[0]
+        others = [name for name in fitting if name != first]
+        return f"model.load(path, module={first!r})" + (f" (also fitting: {others})" if others else "")
+    models = [name for name in modules if not any(word in str(name) for word in _NOT_MODELS)]
+    return (
+        f"none of them fits this model's parameters (build the model with the architecture that saved it); "
+        f"its models are {models}"
+    )
+
+
+#: words of the checkpoint entries that are not models
+_NOT_MODELS = ("optimizer", "scheduler", "preprocessor")
