@@ -132,10 +132,12 @@ def test_a_ppo_value_model_with_two_outputs_is_refused():
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
-def test_instantiator_made_critics_build_an_agent_that_trains(name):
+def test_instantiator_made_critics_build_an_agent_that_trains(name, caplog):
     set_seed(0)
     env = pendulum()
-    agent = make(name, observation_space=env.observation_space, action_space=env.action_space, learning_starts=10)
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        agent = make(name, observation_space=env.observation_space, action_space=env.action_space, learning_starts=10)
+    assert "whatever the taken action" not in caplog.text  # these critics take the actions
     role = AGENTS[name][2][0]
     before = leaves(agent.models[role])
     train(agent, env)
@@ -219,3 +221,29 @@ def test_loading_a_dqn_file_into_a_q_network_suggests_the_module_that_fits(tmp_p
         ValueError, match=r"none of them fits this model's parameters .* models are \['q_network', 'target_q_network'\]"
     ):
         q_network(gymnasium.spaces.Discrete(5)).load(path)
+
+
+# -- critics that ignore the action -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["DDPG", "TD3"])
+def test_critics_of_the_states_only_train_with_an_unchanged_policy_and_a_warning(name, caplog):
+    set_seed(0)
+    env = pendulum()
+    models = AGENTS[name][1](env.observation_space, env.action_space, critic_input="STATES")
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        agent = make(
+            name,
+            models=models,
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            learning_starts=10,
+        )
+    assert f"{name}: the critic(s) {list(AGENTS[name][2])} give the same value whatever the taken action" in caplog.text
+    before = {role: leaves(agent.models[role]) for role in ("policy", AGENTS[name][2][0])}
+    train(agent, env)  # skrl trains: the policy's gradient is zero
+    env.close()
+    policy_role, critic_role = "policy", AGENTS[name][2][0]
+    after = {role: leaves(agent.models[role]) for role in before}
+    assert all(np.array_equal(old, new) for old, new in zip(before[policy_role], after[policy_role]))
+    assert any(not np.array_equal(old, new) for old, new in zip(before[critic_role], after[critic_role]))

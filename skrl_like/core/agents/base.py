@@ -235,10 +235,12 @@ class AgentCore:
     #: backend: ``(mixin class, distribution name)`` pairs, most specific first
     _policy_distributions: Tuple[Tuple[type, str], ...] = ()
 
-    def _run_on_zeros(self, model: Any, role: str, width: int, action_width: Optional[int] = None) -> Any:
-        """Backend: ``model``'s network output for ``role`` on zero observations of shape ``(2, width)``, and zero
-        ``taken_actions`` of shape ``(2, action_width)`` unless it is ``None`` (no gradients, no statistics
-        updated); raises whatever the model raises."""
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> Any:
+        """Backend: ``model``'s network output for ``role`` on zero observations of shape ``(2, width)``, and
+        ``taken_actions`` of shape ``(2, action_width)`` filled with ``action_value`` unless ``action_width`` is
+        ``None`` (no gradients, no statistics updated); raises whatever the model raises."""
         raise NotImplementedError
 
     def _output_size(
@@ -300,6 +302,7 @@ class AgentCore:
             + [(role, "critic", action_width) for role in critic_roles]
             + [(role, "policy", None) for role in policy_roles]
         )
+        ignoring = []
         for role, kind, actions in checks:
             model = self.models.get(role)
             if model is None:
@@ -307,6 +310,8 @@ class AgentCore:
             distribution, size = self._output_size(model, role, actions)
             if size is None:
                 continue
+            if kind == "critic" and self._ignores_actions(model, role, actions):
+                ignoring.append(role)
             if kind != "policy":
                 if size != 1:
                     what = "a value model" if kind == "value" else "a critic (one Q-value of a state and an action)"
@@ -324,6 +329,27 @@ class AgentCore:
                     f"produces {size} outputs per sample, but {what} of the action space {self.action_space} "
                     f"needs {expected}: give its last layer {expected} outputs"
                 )
+        if ignoring:
+            logger.warning(
+                f"{type(self).__name__}: the critic(s) {ignoring} give the same value whatever the taken action (is "
+                "their input STATES only?): the policy's gradient through them, with respect to the action, is then "
+                "zero and it learns nothing from them (a DDPG or TD3 policy does not change at all, as in skrl). Give "
+                "the critics the actions, e.g. input: concatenate([STATES, ACTIONS])"
+            )
+
+    def _ignores_actions(self, model: Any, role: str, action_width: int) -> bool:
+        """Whether a critic's value is the same for zero and for unit taken actions (zero observations)."""
+        space = getattr(model, "observation_space", None)
+        width = compute_space_size(space, occupied_size=True) if isinstance(space, gymnasium.Space) else None
+        width = width or getattr(model, "num_observations", None)
+        if not width:
+            return False
+        try:
+            at_zero = self._actions_to_numpy(self._run_on_zeros(model, role, width, action_width, 0.0))
+            at_one = self._actions_to_numpy(self._run_on_zeros(model, role, width, action_width, 1.0))
+        except Exception:  # reported by the output-size check, or at the first step
+            return False
+        return bool(np.array_equal(at_zero, at_one))
 
     def _build_preprocessor(self, name: str) -> Any:
         """The instance of ``cfg[name]`` (e.g. ``"state_preprocessor"``) built with ``cfg[name + "_kwargs"]`` and

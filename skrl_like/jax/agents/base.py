@@ -155,12 +155,14 @@ class Agent(AgentCore):
         (models.GaussianMixin, "gaussian"),
     )
 
-    def _run_on_zeros(self, model: Any, role: str, width: int, action_width: Optional[int] = None) -> jax.Array:
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> jax.Array:
         if not hasattr(model, "state_dict"):
             raise ValueError("the model has no parameters yet")
         inputs = {"states": jnp.zeros((2, width), jnp.float32)}
         if action_width is not None:
-            inputs["taken_actions"] = jnp.zeros((2, action_width), jnp.float32)
+            inputs["taken_actions"] = jnp.full((2, action_width), action_value, jnp.float32)
         return model.apply(model.state_dict.params, inputs, role)[0]
 
 

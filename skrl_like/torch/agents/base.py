@@ -152,10 +152,12 @@ class Agent(AgentCore):
         (models.MultivariateGaussianMixin, "gaussian"),
     )
 
-    def _run_on_zeros(self, model: Any, role: str, width: int, action_width: Optional[int] = None) -> torch.Tensor:
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> torch.Tensor:
         inputs = {"states": torch.zeros(2, width, device=model.device)}
         if action_width is not None:
-            inputs["taken_actions"] = torch.zeros(2, action_width, device=model.device)
+            inputs["taken_actions"] = torch.full((2, action_width), action_value, device=model.device)
         was_training = model.training
         try:  # eval mode: no statistics change (a lazy layer is materialised here, as by the first step)
             model.train(False)
