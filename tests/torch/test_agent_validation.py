@@ -9,6 +9,7 @@ import torch
 
 from skrl_like.cli import tuned_files
 from skrl_like.core.runner import RunnerConfigError, read_yaml
+from skrl_like.torch.agents.a2c import A2C
 from skrl_like.torch.agents.ddpg import DDPG
 from skrl_like.torch.agents.dqn import DQN
 from skrl_like.torch.agents.ppo import PPO
@@ -18,7 +19,7 @@ from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise
 from skrl_like.torch.trainers import SequentialTrainer
-from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
+from skrl_like.torch.utils.model_instantiators import categorical_model, deterministic_model, gaussian_model
 from skrl_like.torch.utils.runner import Runner
 from skrl_like.utils import set_seed
 
@@ -91,6 +92,11 @@ def make(name, models=None, memory="default", observation_space=OBSERVATIONS, ac
         device="cpu",
         cfg=cfg,
     )
+
+
+def _initialise(model, role, observation_space):
+    """Materialise a model's lazy layers (the agents' construction probe does it too; here before the agent)."""
+    model.compute({"states": torch.zeros(1, observation_space.shape[0])}, role)
 
 
 def pendulum():
@@ -322,3 +328,39 @@ def test_critics_of_the_states_only_train_with_an_unchanged_policy_and_a_warning
     assert all(torch.equal(old, new) for old, new in zip(before[policy_role], after[policy_role]))
     assert any(not torch.equal(old, new) for old, new in zip(before[critic_role], after[critic_role]))
     assert all(np.isfinite(float(loss)) for loss in agent.tracking_data["Loss / Critic loss"])
+
+
+# -- the tracked standard deviation -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["PPO", "A2C"])
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_only_a_policy_with_a_standard_deviation_tracks_it(name, env_id):
+    agent_class = {"PPO": PPO, "A2C": A2C}[name]
+    env = wrap_env(gymnasium.make(env_id), verbose=False)
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    if env_id == "CartPole-v1":
+        policy = categorical_model(env.observation_space, env.action_space, "cpu", network=network, output="ACTIONS")
+    else:
+        policy = gaussian_model(env.observation_space, env.action_space, "cpu", network=network, output="ACTIONS")
+    value = deterministic_model(env.observation_space, env.action_space, "cpu", network=network, output="ONE")
+    models = {"policy": policy, "value": value}
+    for role, model in models.items():
+        _initialise(model, role, env.observation_space)
+    cfg = {"rollouts": 16, "mini_batches": 2, "experiment": {"write_interval": 1000, "checkpoint_interval": 0}}
+    agent = agent_class(
+        models=models,
+        memory=RandomMemory(memory_size=16, num_envs=env.num_envs, device="cpu"),
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+        cfg=cfg,
+    )
+    train(agent, env, timesteps=32)  # two updates, no write: everything tracked is still held
+    env.close()
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+    if env_id == "CartPole-v1":  # categorical: no standard deviation (was NaN at every write)
+        assert "Policy / Standard deviation" not in agent.tracking_data
+    else:
+        values = [float(value) for value in agent.tracking_data["Policy / Standard deviation"]]
+        assert len(values) == 2 and all(value > 0 for value in values)

@@ -243,6 +243,12 @@ class AgentCore:
         ``None`` (no gradients, no statistics updated); raises whatever the model raises."""
         raise NotImplementedError
 
+    def _has_standard_deviation(self, role: str) -> bool:
+        """Whether the model of ``role`` samples from a distribution with a standard deviation (a Gaussian): what an
+        update tracks as ``Policy / Standard deviation`` (a categorical policy has none to track)."""
+        model = self.models.get(role)
+        return any(isinstance(model, cls) and name == "gaussian" for cls, name in self._policy_distributions)
+
     def _output_size(
         self, model: Any, role: str, action_width: Optional[int] = None
     ) -> Tuple[Optional[str], Optional[int]]:
