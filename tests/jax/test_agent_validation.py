@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 
+from skrl_like.jax.agents.a2c import A2C
 from skrl_like.jax.agents.ddpg import DDPG
 from skrl_like.jax.agents.dqn import DQN
 from skrl_like.jax.agents.ppo import PPO
@@ -15,7 +16,7 @@ from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.resources.noises import GaussianNoise, OrnsteinUhlenbeckNoise
 from skrl_like.jax.trainers import SequentialTrainer
-from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
+from skrl_like.jax.utils.model_instantiators import categorical_model, deterministic_model, gaussian_model
 from skrl_like.utils import set_seed
 
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
@@ -87,6 +88,10 @@ def make(name, models=None, memory="default", observation_space=OBSERVATIONS, ac
     return agent_class(
         models=models, memory=memory, observation_space=observation_space, action_space=action_space, cfg=cfg
     )
+
+
+def _initialise(model, role, observation_space):
+    model.init_state_dict(role)
 
 
 def pendulum():
@@ -247,3 +252,70 @@ def test_critics_of_the_states_only_train_with_an_unchanged_policy_and_a_warning
     after = {role: leaves(agent.models[role]) for role in before}
     assert all(np.array_equal(old, new) for old, new in zip(before[policy_role], after[policy_role]))
     assert any(not np.array_equal(old, new) for old, new in zip(before[critic_role], after[critic_role]))
+
+
+# -- the tracked standard deviation -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["PPO", "A2C"])
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_only_a_policy_with_a_standard_deviation_tracks_it(name, env_id):
+    agent_class = {"PPO": PPO, "A2C": A2C}[name]
+    env = wrap_env(gymnasium.make(env_id), verbose=False)
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    if env_id == "CartPole-v1":
+        policy = categorical_model(env.observation_space, env.action_space, network=network, output="ACTIONS")
+    else:
+        policy = gaussian_model(env.observation_space, env.action_space, network=network, output="ACTIONS")
+    value = deterministic_model(env.observation_space, env.action_space, network=network, output="ONE")
+    models = {"policy": policy, "value": value}
+    for role, model in models.items():
+        _initialise(model, role, env.observation_space)
+    cfg = {"rollouts": 16, "mini_batches": 2, "experiment": {"write_interval": 1000, "checkpoint_interval": 0}}
+    agent = agent_class(
+        models=models,
+        memory=RandomMemory(memory_size=16, num_envs=env.num_envs),
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        cfg=cfg,
+    )
+    train(agent, env, timesteps=32)  # two updates, no write: everything tracked is still held
+    env.close()
+    assert len(agent.tracking_data["Loss / Policy loss"]) == 2
+    if env_id == "CartPole-v1":  # categorical: no standard deviation (was NaN at every write)
+        assert "Policy / Standard deviation" not in agent.tracking_data
+    else:
+        values = [float(value) for value in agent.tracking_data["Policy / Standard deviation"]]
+        assert len(values) == 2 and all(value > 0 for value in values)
+
+
+# -- a memory without replacement holding fewer rows than a batch -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["SAC", "TD3"])
+def test_a_memory_without_replacement_keeps_the_update_compiled_once_while_it_fills(name, tmp_path):
+    env = pendulum()
+    memory = RandomMemory(memory_size=64, num_envs=1, replacement=False)
+    experiment = {"write_interval": 1000, "checkpoint_interval": 0, "directory": str(tmp_path)}
+    spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
+    agent = make(name, memory=memory, batch_size=16, experiment=experiment, **spaces)
+    train(agent, env, timesteps=24)  # updates from the first step: 1 to 16 rows, then 17 to 24
+    env.close()
+    assert agent._update_fn._cache_size() == 1  # skrl's shorter batches: one compilation per row count (16 more)
+    assert len(agent.tracking_data["Loss / Critic loss"]) == 24
+
+
+def test_a_batch_without_replacement_holds_every_stored_row_then_repeats():
+    memory = RandomMemory(memory_size=10, num_envs=1, replacement=False)
+    memory.create_tensor(name="states", size=1, dtype=np.float32)
+    memory.add_samples(states=np.arange(3, dtype=np.float32).reshape(3, 1))
+    from skrl_like.jax.agents.off_policy import sample_batches
+
+    (states,) = sample_batches(memory, ("states",), batch_size=8, gradient_steps=2)
+    assert states.shape == (2, 8, 1)
+    for batch in np.asarray(states)[..., 0]:
+        assert sorted(batch[:3].tolist()) == [0.0, 1.0, 2.0]  # every stored row once
+        assert set(batch[3:].tolist()) <= {0.0, 1.0, 2.0}
+    memory.add_samples(states=np.arange(3, 10, dtype=np.float32).reshape(7, 1))
+    (states,) = sample_batches(memory, ("states",), batch_size=8, gradient_steps=1)
+    assert len(set(np.asarray(states).ravel().tolist())) == 8  # enough rows: no row twice
