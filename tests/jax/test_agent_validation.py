@@ -3,8 +3,11 @@ the action, a missing replay memory, memory and noise arguments."""
 
 import gymnasium
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from resume_driver import build
+from resume_driver import parameters as run_parameters
 
 from skrl_like.jax.agents.a2c import A2C
 from skrl_like.jax.agents.ddpg import DDPG
@@ -319,3 +322,37 @@ def test_a_batch_without_replacement_holds_every_stored_row_then_repeats():
     memory.add_samples(states=np.arange(3, 10, dtype=np.float32).reshape(7, 1))
     (states,) = sample_batches(memory, ("states",), batch_size=8, gradient_steps=1)
     assert len(set(np.asarray(states).ravel().tolist())) == 8  # enough rows: no row twice
+
+
+# -- the exploration noise's decay over a resumed run -------------------------------------------------------------
+
+
+def test_a_run_resumed_with_more_timesteps_keeps_the_noise_decay_of_its_first_start(tmp_path):
+    """tests/resume_driver.py's TD3 (exploration timesteps None): 12 steps saved, then resumed for 24 in total. The
+    decay stays the first start's 12 steps (it followed the new total: the noise came back after the resume)."""
+    first = build("jax", "td3", 12, str(tmp_path / "first"))
+    first.train()
+    assert first.agents._noise_decay_timesteps == 12
+    first.save(str(tmp_path / "half.ckpt"))
+    resumed = build("jax", "td3", 24, str(tmp_path / "resumed"))
+    assert resumed.agents._noise_decay_timesteps == 24  # a new run: the decay follows its own total
+    resumed.agents.set_running_mode("eval")  # no warm-up random actions (train() sets 'train' again)
+    states = jnp.zeros((2, 3), jnp.float32)
+    actions, _, outputs = resumed.agents.act(states, timestep=16, timesteps=24)
+    assert not np.array_equal(
+        np.asarray(actions), np.asarray(outputs["mean_actions"])
+    )  # noise at step 16 of a 24-step decay
+    resumed.restore(str(tmp_path / "half.ckpt"))
+    assert resumed.agents._noise_decay_timesteps == 12
+    resumed.train()
+    continued = build("jax", "td3", 12, str(tmp_path / "continued"))  # the same run continued in its process
+    continued.train()
+    continued.timesteps = 24
+    continued.train()
+    expected, found = run_parameters(continued), run_parameters(resumed)
+    assert sorted(expected) == sorted(found)
+    differing = [name for name in expected if not np.array_equal(expected[name], found[name])]
+    assert not differing, f"{len(differing)} of {len(expected)} arrays differ, e.g. {differing[:3]}"
+    resumed.agents.set_running_mode("eval")
+    actions, _, outputs = resumed.agents.act(states, timestep=16, timesteps=24)
+    assert np.array_equal(np.asarray(actions), np.asarray(outputs["mean_actions"]))  # the decay ended at 12: no noise

@@ -6,6 +6,8 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from resume_driver import build
+from resume_driver import parameters as run_parameters
 
 from skrl_like.cli import tuned_files
 from skrl_like.core.runner import RunnerConfigError, read_yaml
@@ -364,3 +366,35 @@ def test_only_a_policy_with_a_standard_deviation_tracks_it(name, env_id):
     else:
         values = [float(value) for value in agent.tracking_data["Policy / Standard deviation"]]
         assert len(values) == 2 and all(value > 0 for value in values)
+
+
+# -- the exploration noise's decay over a resumed run -------------------------------------------------------------
+
+
+def test_a_run_resumed_with_more_timesteps_keeps_the_noise_decay_of_its_first_start(tmp_path):
+    """tests/resume_driver.py's TD3 (exploration timesteps None): 12 steps saved, then resumed for 24 in total. The
+    decay stays the first start's 12 steps (it followed the new total: the noise came back after the resume)."""
+    first = build("torch", "td3", 12, str(tmp_path / "first"))
+    first.train()
+    assert first.agents._noise_decay_timesteps == 12
+    first.save(str(tmp_path / "half.ckpt"))
+    resumed = build("torch", "td3", 24, str(tmp_path / "resumed"))
+    assert resumed.agents._noise_decay_timesteps == 24  # a new run: the decay follows its own total
+    resumed.agents.set_running_mode("eval")  # no warm-up random actions (train() sets 'train' again)
+    states = torch.zeros(2, 3)
+    actions, _, outputs = resumed.agents.act(states, timestep=16, timesteps=24)
+    assert not torch.equal(actions, outputs["mean_actions"])  # noise at step 16 of a 24-step decay
+    resumed.restore(str(tmp_path / "half.ckpt"))
+    assert resumed.agents._noise_decay_timesteps == 12
+    resumed.train()
+    continued = build("torch", "td3", 12, str(tmp_path / "continued"))  # the same run continued in its process
+    continued.train()
+    continued.timesteps = 24
+    continued.train()
+    expected, found = run_parameters(continued), run_parameters(resumed)
+    assert sorted(expected) == sorted(found)
+    differing = [name for name in expected if not np.array_equal(expected[name], found[name])]
+    assert not differing, f"{len(differing)} of {len(expected)} arrays differ, e.g. {differing[:3]}"
+    resumed.agents.set_running_mode("eval")
+    actions, _, outputs = resumed.agents.act(states, timestep=16, timesteps=24)
+    assert torch.equal(actions, outputs["mean_actions"])  # the decay ended at 12: no noise
