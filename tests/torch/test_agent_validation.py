@@ -398,3 +398,25 @@ def test_a_run_resumed_with_more_timesteps_keeps_the_noise_decay_of_its_first_st
     resumed.agents.set_running_mode("eval")
     actions, _, outputs = resumed.agents.act(states, timestep=16, timesteps=24)
     assert torch.equal(actions, outputs["mean_actions"])  # the decay ended at 12: no noise
+
+
+def test_a_dqn_without_memory_refuses_to_train_naming_the_fix():
+    env = wrap_env(gymnasium.make("CartPole-v1"), verbose=False)
+    network = [{"name": "net", "input": "STATES", "layers": [8], "activations": "relu"}]
+    models = {
+        role: deterministic_model(env.observation_space, env.action_space, "cpu", network=network, output="ACTIONS")
+        for role in ("q_network", "target_q_network")
+    }
+    for role, model in models.items():
+        _initialise(model, role, env.observation_space)
+    agent = DQN(
+        models=models,
+        memory=None,
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        device="cpu",
+        cfg={"experiment": NO_FILES},
+    )
+    with pytest.raises(ValueError, match=r"DQN was created with memory=None: .* memory=RandomMemory\("):
+        SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 3, **QUIET}).train()
+    env.close()
