@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 from examples import load_example  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
 
-ENVS = {"ppo": "CartPole-v1", "dqn": "CartPole-v1", "sac": "Pendulum-v1"}
+ENVS = {"ppo": "CartPole-v1", "dqn": "CartPole-v1", "sac": "Pendulum-v1", "td3": "Pendulum-v1"}
 
 
 def slow_rewards(rewards, timestep, timesteps):
@@ -97,6 +97,11 @@ def build(
             exploration={"initial_epsilon": 1.0, "timesteps": 40, "final_epsilon": 0.05},
         )
         agent = example.make_agent(env, experiment=experiment)
+    elif algorithm == "td3":  # exploration timesteps None: the noise decays over the first start's total
+        example = load_example(backend, "td3_pendulum")
+        agent = example.make_agent(
+            env, experiment=experiment, hidden=(16, 16), memory_size=64, batch_size=8, learning_starts=10
+        )
     else:
         example = load_example(backend, "sac_pendulum")
         agent = example.make_agent(

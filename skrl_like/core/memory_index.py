@@ -111,6 +111,30 @@ def conformed_shape(name: str, shape: Tuple[int, ...], expected: Tuple[int, ...]
     )
 
 
+def _positive_count(name: str, value: Any, meaning: str) -> int:
+    """``value`` as an ``int`` >= 1: an int, a NumPy integer or a float with no fraction (``1e5`` computed or read
+    from a file); a fraction, a string or a bool is refused (a silent ``int(200.7)`` would keep 200)."""
+    whole = isinstance(value, (int, np.integer)) or (
+        isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer()
+    )
+    if isinstance(value, (bool, np.bool_)) or not whole:
+        raise ValueError(
+            f"Memory: {name} must be a whole number, got {value!r} ({type(value).__name__}): give {meaning} as an "
+            f"int, e.g. {name}={_example_count(value)}"
+        )
+    if value < 1:
+        raise ValueError(f"Memory: {name} ({value}) must be at least 1: give {meaning}")
+    return int(value)
+
+
+def _example_count(value: Any) -> int:
+    """The whole number nearest a mistyped count (``"200"`` -> 200, 200.7 -> 200), or 1000 when there is none."""
+    try:
+        return max(1, int(float(value)))
+    except (TypeError, ValueError, OverflowError):
+        return 1000
+
+
 class MemoryIndex:
     """Write cursor and row layout of a memory of ``memory_size`` timesteps x ``num_envs`` environments.
 
@@ -119,13 +143,8 @@ class MemoryIndex:
     """
 
     def __init__(self, memory_size: int, num_envs: int = 1) -> None:
-        if int(memory_size) < 1 or int(num_envs) < 1:
-            raise ValueError(
-                f"Memory: memory_size ({memory_size}) and num_envs ({num_envs}) must be at least 1: "
-                "give the number of timesteps to keep and of environments"
-            )
-        self.memory_size = int(memory_size)
-        self.num_envs = int(num_envs)
+        self.memory_size = _positive_count("memory_size", memory_size, "the number of timesteps to keep")
+        self.num_envs = _positive_count("num_envs", num_envs, "the number of environments (env.num_envs)")
         self.filled = False
         self.env_index = 0
         self.memory_index = 0

@@ -379,14 +379,18 @@ class RunnerCore:
     def _memory(self, env: Any, section: Mapping[str, Any], where: str, rollouts: Any) -> Any:
         section = dict(section)
         memory_class = self._component(MEMORIES, section.pop("class", "RandomMemory"), "memory", f"{where}.class")
-        if section.get("memory_size", -1) < 0:
+        size = section.get("memory_size", -1)
+        if isinstance(size, (int, float)) and not isinstance(size, bool) and size < 0:  # skrl: the agent's rollouts
             if rollouts is None:
                 raise RunnerConfigError(
-                    f"{where}.memory_size is negative (the agent's rollouts), but {self._class_name} has no rollouts: "
-                    "give the replay memory's size"
+                    f"{where}.memory_size is {size}, which means the agent's rollouts, but {self._class_name} has no "
+                    f"rollouts: give the replay memory's size, e.g. {where}.memory_size: 100000"
                 )
             section["memory_size"] = rollouts
-        return memory_class(num_envs=env.num_envs, device=env.device, **section)
+        try:  # the memory checks its arguments (memory_size "200" or 200.7 is refused there)
+            return memory_class(num_envs=env.num_envs, device=env.device, **section)
+        except ValueError as error:
+            raise RunnerConfigError(f"{where}: {error}") from error
 
     def _generate_agent(self, env: Any, cfg: dict, models: Dict[str, Dict[str, Any]]) -> Any:
         key = component_key(cfg["agent"]["class"])
@@ -400,6 +404,12 @@ class RunnerCore:
         uids = self._agent_ids(env)
 
         if "memory" not in cfg:
+            if agent_cfg.get("rollouts") is None:
+                raise RunnerConfigError(
+                    f"the configuration has no 'memory' section, and {self._class_name} has no rollouts to size one "
+                    "by: add one with the replay memory's size, e.g. memory: {class: RandomMemory, memory_size: "
+                    "100000} (or memory: null for an agent that learns without one, such as Q_LEARNING or SARSA)"
+                )
             logger.warning("No 'memory' section: using RandomMemory with memory_size -1 (the agent's rollouts)")
             cfg["memory"] = {"class": "RandomMemory", "memory_size": -1}
         memories = {

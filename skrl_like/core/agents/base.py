@@ -17,7 +17,7 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
-from skrl_like.core.agents.off_policy import stored_next_states
+from skrl_like.core.agents.off_policy import check_memory_to_learn, stored_next_states
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.io import atomic_write
 from skrl_like.core.memory_index import MemoryBase
@@ -241,21 +241,33 @@ class AgentCore:
     #: backend: ``(mixin class, distribution name)`` pairs, most specific first
     _policy_distributions: Tuple[Tuple[type, str], ...] = ()
 
-    def _run_on_zeros(self, model: Any, role: str, width: int) -> Any:
-        """Backend: ``model``'s network output for ``role`` on zero observations of shape ``(2, width)``
-        (no gradients, no statistics updated); raises whatever the model raises."""
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> Any:
+        """Backend: ``model``'s network output for ``role`` on zero observations of shape ``(2, width)``, and
+        ``taken_actions`` of shape ``(2, action_width)`` filled with ``action_value`` unless ``action_width`` is
+        ``None`` (no gradients, no statistics updated); raises whatever the model raises."""
         raise NotImplementedError
 
-    def _output_size(self, model: Any, role: str) -> Tuple[Optional[str], Optional[int]]:
+    def _has_standard_deviation(self, role: str) -> bool:
+        """Whether the model of ``role`` samples from a distribution with a standard deviation (a Gaussian): what an
+        update tracks as ``Policy / Standard deviation`` (a categorical policy has none to track)."""
+        model = self.models.get(role)
+        return any(isinstance(model, cls) and name == "gaussian" for cls, name in self._policy_distributions)
+
+    def _output_size(
+        self, model: Any, role: str, action_width: Optional[int] = None
+    ) -> Tuple[Optional[str], Optional[int]]:
         """``(distribution, outputs)`` of ``model`` for ``role``: the distribution its mixin samples
         (``"categorical"``, ``"multicategorical"``, ``"gaussian"`` or ``"deterministic"``) and the size of the last
-        axis of its network output on a dummy batch laid out as the agent feeds observations (``None`` if the model
-        cannot run on it alone, e.g. a critic that also takes actions: it is checked when it first runs).
+        axis of its network output on a dummy batch laid out as the agent feeds observations, with zero taken actions
+        of ``action_width`` columns for a critic (``None`` if the model cannot run on it alone: it is checked when it
+        first runs).
 
         A model that runs on one-hot-sized observations but not on the stored layout (one integer column per
         ``Discrete`` part, as skrl stores them) is reported here, instead of as a shape error at the first step."""
         distribution = "deterministic"
-        if role != "value":
+        if role != "value" and action_width is None:
             distribution = next(
                 (name for cls, name in self._policy_distributions if isinstance(model, cls)), distribution
             )
@@ -267,11 +279,11 @@ class AgentCore:
             compute_space_size(space, occupied_size=True) if isinstance(space, gymnasium.Space) else num_observations
         )
         try:
-            output = self._run_on_zeros(model, role, stored)
+            output = self._run_on_zeros(model, role, stored, action_width)
         except NetworkInputError:  # a description error: say it now, not at the first step
             raise
         except Exception as error:
-            if stored != num_observations and self._runs_on_zeros(model, role, num_observations):
+            if stored != num_observations and self._runs_on_zeros(model, role, num_observations, action_width):
                 raise ValueError(
                     f"{type(self).__name__}: the '{role}' model ({type(model).__name__}) takes {num_observations} "
                     f"observation columns (num_observations, which counts Discrete parts one-hot), but the agent "
@@ -282,35 +294,74 @@ class AgentCore:
             return distribution, None
         return distribution, int(output.shape[-1]) if np.ndim(output) else None
 
-    def _runs_on_zeros(self, model: Any, role: str, width: int) -> bool:
+    def _runs_on_zeros(self, model: Any, role: str, width: int, action_width: Optional[int] = None) -> bool:
         try:
-            self._run_on_zeros(model, role, width)
+            self._run_on_zeros(model, role, width, action_width)
         except Exception:
             return False
         return True
 
-    def _check_model_outputs(self, value_roles: Iterable[str] = (), policy_roles: Iterable[str] = ()) -> None:
-        """Each policy's output matches the action space and each value model gives one number, checked at
-        construction instead of failing (or sampling invalid actions) at some later step."""
-        checks = [(role, "value") for role in value_roles] + [(role, "policy") for role in policy_roles]
-        for role, kind in checks:
+    def _check_model_outputs(
+        self, value_roles: Iterable[str] = (), policy_roles: Iterable[str] = (), critic_roles: Iterable[str] = ()
+    ) -> None:
+        """Each policy's output matches the action space, and each value model (of states) and critic (a Q-function
+        of states and taken actions) gives one number per sample, checked at construction instead of failing (or
+        sampling invalid actions, or training on a wrong shape) at some later step."""
+        critic_roles = tuple(critic_roles)
+        action_width = compute_space_size(self.action_space, occupied_size=True) if critic_roles else None
+        checks = (
+            [(role, "value", None) for role in value_roles]
+            + [(role, "critic", action_width) for role in critic_roles]
+            + [(role, "policy", None) for role in policy_roles]
+        )
+        ignoring = []
+        for role, kind, actions in checks:
             model = self.models.get(role)
             if model is None:
                 continue
-            distribution, size = self._output_size(model, role)
+            distribution, size = self._output_size(model, role, actions)
             if size is None:
                 continue
-            if kind == "value":
-                expected, what = 1, "one value per sample"
-            else:
-                expected = policy_output_size(distribution, self.action_space)
-                what = f"one output per {'class' if 'categorical' in str(distribution) else 'action dimension'}"
+            if kind == "critic" and self._ignores_actions(model, role, actions):
+                ignoring.append(role)
+            if kind != "policy":
+                if size != 1:
+                    what = "a value model" if kind == "value" else "a critic (one Q-value of a state and an action)"
+                    raise ValueError(
+                        f"{type(self).__name__}: the '{role}' model ({type(model).__name__}) is {what} and must "
+                        f"produce one value per sample, but it produces {size} outputs per sample and needs 1: give "
+                        "its last layer 1 output (output='ONE' in the model instantiators)"
+                    )
+                continue
+            expected = policy_output_size(distribution, self.action_space)
+            what = f"one output per {'class' if 'categorical' in str(distribution) else 'action dimension'}"
             if expected is not None and size != expected:
                 raise ValueError(
                     f"{type(self).__name__}: the '{role}' model ({type(model).__name__}, {distribution} outputs) "
                     f"produces {size} outputs per sample, but {what} of the action space {self.action_space} "
                     f"needs {expected}: give its last layer {expected} outputs"
                 )
+        if ignoring:
+            logger.warning(
+                f"{type(self).__name__}: the critic(s) {ignoring} give the same value whatever the taken action (is "
+                "their input STATES only?): the policy's gradient through them, with respect to the action, is then "
+                "zero and it learns nothing from them (a DDPG or TD3 policy does not change at all, as in skrl). Give "
+                "the critics the actions, e.g. input: concatenate([STATES, ACTIONS])"
+            )
+
+    def _ignores_actions(self, model: Any, role: str, action_width: int) -> bool:
+        """Whether a critic's value is the same for zero and for unit taken actions (zero observations)."""
+        space = getattr(model, "observation_space", None)
+        width = compute_space_size(space, occupied_size=True) if isinstance(space, gymnasium.Space) else None
+        width = width or getattr(model, "num_observations", None)
+        if not width:
+            return False
+        try:
+            at_zero = self._actions_to_numpy(self._run_on_zeros(model, role, width, action_width, 0.0))
+            at_one = self._actions_to_numpy(self._run_on_zeros(model, role, width, action_width, 1.0))
+        except Exception:  # reported by the output-size check, or at the first step
+            return False
+        return bool(np.array_equal(at_zero, at_one))
 
     def _build_preprocessor(self, name: str) -> Any:
         """The instance of ``cfg[name]`` (e.g. ``"state_preprocessor"``) built with ``cfg[name + "_kwargs"]`` and
@@ -873,9 +924,12 @@ class AgentCore:
                 model.set_mode(mode)
 
     def set_running_mode(self, mode: str) -> None:
-        """Tell the agent whether it is training (``"train"``) or evaluating (``"eval"``)."""
+        """Tell the agent whether it is training (``"train"``) or evaluating (``"eval"``); a replay agent without a
+        memory refuses to train (:func:`~skrl_like.core.agents.off_policy.check_memory_to_learn`)."""
         if mode not in ("train", "eval"):
             raise ValueError(f"Running mode must be 'train' or 'eval', got {mode!r}")
+        if mode == "train" and self.samples_memory_at_random:
+            check_memory_to_learn(type(self).__name__, self.memory)
         self.training = mode == "train"
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Any:

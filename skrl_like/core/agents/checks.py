@@ -4,6 +4,7 @@ A backend computes the finite flags (one host transfer for all of them); the dec
 non-finite first and the message that says where it came from are neutral.
 """
 
+import math
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
 import gymnasium
@@ -107,3 +108,57 @@ def step_flag_names(steps: Iterable[Tuple[int, int]], parameters_note: str, term
 def non_finite_note(names: Sequence[str], shown: int = 3) -> str:
     """``"non-finite now: a, b, c, ..."``: the first ``shown`` of the non-finite parameters' descriptions."""
     return "non-finite now: " + ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
+
+
+#: what each noise parameter may be: (lowest value, whether the lowest is allowed, what it means)
+_NOISE_PARAMETERS = {
+    "std": (0.0, True, "a standard deviation (0 gives the constant mean; for no noise at all, set it to None)"),
+    "sigma": (0.0, True, "the scale of the process's random increment"),
+    "theta": (0.0, True, "the rate at which the process reverts to 0, per sample"),
+    "mean": (-math.inf, True, "a mean"),
+    "base_scale": (-math.inf, True, "the factor applied to the process's state"),
+}
+
+
+def check_noise_parameters(noise: str, **values: Any) -> None:
+    """Raise ``ValueError`` for an exploration-noise parameter (``std``, ``sigma``, ``theta``, ``mean``,
+    ``base_scale``) that is not a finite real number in its range, naming the noise class and the parameter
+    (torch's ``Normal`` would reject a negative ``std`` without naming it; JAX would sample with it silently)."""
+    for name, value in values.items():
+        lowest, inclusive, meaning = _NOISE_PARAMETERS[name]
+        number = _real_number(value)
+        if number is None or not math.isfinite(number):
+            raise ValueError(
+                f"{noise}: {name} must be a finite number, got {value!r} ({type(value).__name__}); it is {meaning}"
+            )
+        if number < lowest or (number == lowest and not inclusive):
+            bound = f"{'>=' if inclusive else '>'} {lowest:g}"
+            raise ValueError(f"{noise}: {name} must be {bound}, got {value!r}; it is {meaning}")
+
+
+def _real_number(value: Any) -> Optional[float]:
+    """``value`` as a float if it is one real number (a Python, NumPy or 0-d tensor number; not a bool or a string)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def suggested_module(fitting: Sequence[str], modules: Sequence[str]) -> str:
+    """The ``module=`` advice for an agent checkpoint: the modules whose state fits the model (``policy`` first), or
+    else the models among ``modules`` (never an optimizer's or a preprocessor's entry)."""
+    if fitting:
+        first = "policy" if "policy" in fitting else fitting[0]
+        others = [name for name in fitting if name != first]
+        return f"model.load(path, module={first!r})" + (f" (also fitting: {others})" if others else "")
+    models = [name for name in modules if not any(word in str(name) for word in _NOT_MODELS)]
+    return (
+        f"none of them fits this model's parameters (build the model with the architecture that saved it); "
+        f"its models are {models}"
+    )
+
+
+#: words of the checkpoint entries that are not models
+_NOT_MODELS = ("optimizer", "scheduler", "preprocessor")

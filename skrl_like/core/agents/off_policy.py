@@ -34,6 +34,27 @@ def check_batch_size(algorithm: str, batch_size: int, memory: Any) -> None:
         )
 
 
+def check_memory_to_learn(algorithm: str, memory: Any) -> None:
+    """A replay agent learns from its memory: built with ``memory=None`` it can act and be evaluated (as in skrl), but
+    not train. Raise ``ValueError`` saying so, instead of an ``AttributeError`` at the first update."""
+    if memory is None:
+        raise ValueError(
+            f"{algorithm} was created with memory=None: it can act and be evaluated, but it learns from a replay "
+            "memory. To train it, create it with memory=RandomMemory(memory_size=..., num_envs=env.num_envs)"
+        )
+
+
+def noise_decay_timesteps(exploration: Mapping[str, Any], trainer_cfg: Optional[Mapping[str, Any]]) -> Optional[int]:
+    """The length of DDPG/TD3's noise decay, fixed when the trainer first initialises the agent:
+    ``exploration["timesteps"]``, or when it is ``None`` the trainer's ``timesteps`` then (``None`` without a
+    trainer: ``act``'s ``timesteps`` are used). The agents keep it as a plain attribute, part of their run state, so a
+    run resumed (or continued) with more timesteps goes on with the decay it started with."""
+    if exploration.get("timesteps") is not None:
+        return exploration["timesteps"]
+    timesteps = (trainer_cfg or {}).get("timesteps")
+    return int(timesteps) if timesteps else None
+
+
 def noise_scale(timestep: int, exploration: Mapping[str, Any]) -> Optional[float]:
     """The factor of DDPG/TD3's exploration noise at ``timestep``: linear from ``initial_scale`` to ``final_scale``
     over ``exploration["timesteps"]`` steps; ``None`` after them, when no noise is added at all (skrl's behaviour).

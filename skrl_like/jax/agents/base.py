@@ -19,7 +19,7 @@ Optimizers and jitted learners, one convention:
 
 import copy
 import pickle
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Optional
 
 import flax.serialization
 import gymnasium
@@ -155,10 +155,15 @@ class Agent(AgentCore):
         (models.GaussianMixin, "gaussian"),
     )
 
-    def _run_on_zeros(self, model: Any, role: str, width: int) -> jax.Array:
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> jax.Array:
         if not hasattr(model, "state_dict"):
             raise ValueError("the model has no parameters yet")
-        return model.apply(model.state_dict.params, {"states": jnp.zeros((2, width), jnp.float32)}, role)[0]
+        inputs = {"states": jnp.zeros((2, width), jnp.float32)}
+        if action_width is not None:
+            inputs["taken_actions"] = jnp.full((2, action_width), action_value, jnp.float32)
+        return model.apply(model.state_dict.params, inputs, role)[0]
 
 
 class OptimizerEntry:

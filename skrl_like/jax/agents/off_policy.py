@@ -38,7 +38,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from skrl_like import logger
-from skrl_like.core.agents.off_policy import decayed_noise_scale, identical_twins_warning, noise_scale
+from skrl_like.core.agents.off_policy import (
+    check_memory_to_learn,
+    decayed_noise_scale,
+    identical_twins_warning,
+    noise_scale,
+)
 from skrl_like.jax.resources.noises import GaussianNoise
 
 #: config numbers every replay agent reads when it is built, or that shape the compiled function: never swept
@@ -106,12 +111,25 @@ def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_
 
     The arrays stay where the memory keeps them (NumPy with the ``"numpy"`` backend): the compiled update they are
     passed to moves them to the device as it starts, which costs less than a separate ``device_put``."""
+    check_memory_to_learn("The agent", memory)  # a loop written by hand never set the running mode
     if getattr(memory, "_replacement", True):
         drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps)[0]
         return tuple(array.reshape(gradient_steps, batch_size, *array.shape[1:]) for array in drawn)
     # without replacement within a batch only, as torch's one sample per step (one draw would cap the rows)
-    drawn = [memory.sample(names=names, batch_size=batch_size)[0] for _ in range(gradient_steps)]
+    drawn = [_batch_without_replacement(memory, names, batch_size) for _ in range(gradient_steps)]
     return tuple(np.stack([np.asarray(batch[index]) for batch in drawn]) for index in range(len(names)))
+
+
+def _batch_without_replacement(memory: Any, names: Sequence[str], batch_size: int) -> list:
+    """``batch_size`` rows drawn without replacement; while the memory holds fewer rows, each of them once and the
+    rest drawn again uniformly (NumPy's generator, as the memory's). skrl returns the fewer rows: a batch of another
+    shape at every step until the memory holds ``batch_size`` rows, so the jitted update compiled again each time."""
+    batch = memory.sample(names=names, batch_size=batch_size)[0]
+    missing = batch_size - len(batch[0])
+    if missing <= 0:
+        return batch
+    again = memory.sample_by_index(names=names, indexes=np.random.randint(0, len(memory), missing))[0]
+    return [np.concatenate([np.asarray(first), np.asarray(second)]) for first, second in zip(batch, again)]
 
 
 class PackedReport:

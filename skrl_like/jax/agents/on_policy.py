@@ -386,7 +386,8 @@ class OnPolicyAgent(Agent):
         tracked = {"Loss / Policy loss": report.losses.policy, "Loss / Value loss": report.losses.value}
         if self.cfg.get("entropy_loss_scale"):
             tracked["Loss / Entropy loss"] = report.losses.entropy
-        tracked["Policy / Standard deviation"] = report.stddev
+        if self._has_standard_deviation("policy"):  # a categorical policy has none
+            tracked["Policy / Standard deviation"] = report.stddev
         if self._schedule is not None or learning_rates:
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked

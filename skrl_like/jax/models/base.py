@@ -20,6 +20,7 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like._logging import logger
+from skrl_like.core.agents.checks import suggested_module
 from skrl_like.core.random_actions import box_sampling
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
@@ -398,6 +399,14 @@ class Model(flax.linen.Module):
         with open(path, "wb") as file:
             file.write(flax.serialization.to_bytes(params))
 
+    def _fits(self, data: Any) -> bool:
+        """Whether a module's bytes in an agent checkpoint would load into this model's parameters."""
+        try:
+            restore_tree(self._params(None), data)
+        except Exception:
+            return False
+        return True
+
     def load(self, path: str, module: str | None = None) -> None:
         """Read parameters written by ``save`` into the existing state dict and switch to eval mode.
 
@@ -415,10 +424,10 @@ class Model(flax.linen.Module):
         if modules is not None:
             names = sorted(modules, key=str)
             if module is None:
-                example = "policy" if "policy" in modules else names[0]
+                fitting = [name for name in names if self._fits(modules[name])]
                 raise ValueError(
                     f"'{path}' is an agent checkpoint with modules {names}: load it with agent.load(path), or pass "
-                    f"the module to read into this model: model.load(path, module={example!r})"
+                    f"the module to read into this model: {suggested_module(fitting, names)}"
                 )
             if module not in modules:
                 raise ValueError(f"Agent checkpoint '{path}' has no module {module!r}: its modules are {names}")

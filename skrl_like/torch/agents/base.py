@@ -2,7 +2,7 @@
 
 import contextlib
 import copy
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Optional
 
 import gymnasium
 import numpy as np
@@ -152,12 +152,17 @@ class Agent(AgentCore):
         (models.MultivariateGaussianMixin, "gaussian"),
     )
 
-    def _run_on_zeros(self, model: Any, role: str, width: int) -> torch.Tensor:
+    def _run_on_zeros(
+        self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
+    ) -> torch.Tensor:
+        inputs = {"states": torch.zeros(2, width, device=model.device)}
+        if action_width is not None:
+            inputs["taken_actions"] = torch.full((2, action_width), action_value, device=model.device)
         was_training = model.training
-        try:  # eval mode: no statistics change
+        try:  # eval mode: no statistics change (a lazy layer is materialised here, as by the first step)
             model.train(False)
             with torch.no_grad():
-                return model.compute({"states": torch.zeros(2, width, device=model.device)}, role)[0]
+                return model.compute(inputs, role)[0]
         finally:
             model.train(was_training)
 

@@ -137,8 +137,14 @@ def optimizer_step(
     every process takes the same step: pass every parameter the optimizer steps.
 
     :param update_scaler: ``False`` when more optimizers step in the same round: the last one updates the scaler.
+
+    A loss with no gradient path to any parameter (DDPG/TD3's policy loss through a critic that ignores the actions,
+    its own weights frozen for the step) has a zero gradient: the step is skipped, leaving the parameters and the
+    optimizer as they are, as skrl's step does with no gradients (and JAX's zero-gradient Adam step).
     """
     optimizer.zero_grad(set_to_none=True)
+    if not loss.requires_grad:
+        return
     scaler.scale(loss).backward()
     if config.torch.is_distributed:
         average_gradients(parameters)

@@ -8,9 +8,10 @@ import contextlib
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import torch
+from torch.nn.parameter import UninitializedParameter
 
 from skrl_like import logger
-from skrl_like.core.agents.off_policy import identical_twins_warning, noise_scale
+from skrl_like.core.agents.off_policy import check_memory_to_learn, identical_twins_warning, noise_scale
 from skrl_like.torch.models.base import state_dict_mismatches
 
 
@@ -33,9 +34,11 @@ def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, sou
 
 
 def warn_if_identical(algorithm: str, models: Mapping[str, Any], first: str, second: str) -> None:
-    """Log :func:`~skrl_like.core.agents.off_policy.identical_twins_warning` if the two models' states are equal."""
+    """Log :func:`~skrl_like.core.agents.off_policy.identical_twins_warning` if the two models' states are equal
+    (lazy parameters not yet materialised hold no values to compare: such twins are not compared)."""
     one, two = models[first].state_dict(), models[second].state_dict()
-    if one.keys() == two.keys() and all(torch.equal(one[name], two[name]) for name in one):
+    lazy = any(isinstance(tensor, UninitializedParameter) for tensor in (*one.values(), *two.values()))
+    if not lazy and one.keys() == two.keys() and all(torch.equal(one[name], two[name]) for name in one):
         logger.warning(identical_twins_warning(algorithm, first, second))
 
 
@@ -54,6 +57,7 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
 
 def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:
     """A fresh uniform batch of ``batch_size`` transitions: one tensor per name (called once per gradient step)."""
+    check_memory_to_learn("The agent", memory)  # a loop written by hand never set the running mode
     return memory.sample(names=names, batch_size=batch_size)[0]
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from skrl_like import config, logger
+from skrl_like.core.agents.checks import suggested_module
 from skrl_like.core.random_actions import BoxSampling, box_sampling
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.torch.utils.distributed import average_gradients
@@ -369,6 +370,13 @@ class Model(torch.nn.Module):
         self.load_state_dict(state_dict)
         self.eval()
 
+    def _fits(self, state: Any) -> bool:
+        """Whether a module state of an agent checkpoint would load into this model."""
+        try:
+            return isinstance(state, Mapping) and not state_dict_mismatches(self, state)
+        except Exception:
+            return False
+
     def _read_checkpoint(self, path: str, module: str | None) -> Any:
         """The state in ``path``: a file of :meth:`save`, or module ``module`` of an agent checkpoint."""
         try:
@@ -383,10 +391,10 @@ class Model(torch.nn.Module):
         if is_agent_checkpoint(state_dict):
             modules = sorted(state_dict, key=str)
             if module is None:
-                example = "policy" if "policy" in state_dict else modules[0]
+                fitting = [name for name in modules if self._fits(state_dict[name])]
                 raise ValueError(
                     f"'{path}' is an agent checkpoint with modules {modules}: load it with agent.load(path), or pass "
-                    f"the module to read into this model: model.load(path, module={example!r})"
+                    f"the module to read into this model: {suggested_module(fitting, modules)}"
                 )
             if module not in state_dict:
                 raise ValueError(f"Agent checkpoint '{path}' has no module {module!r}: its modules are {modules}")

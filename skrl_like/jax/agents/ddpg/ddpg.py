@@ -22,7 +22,7 @@ import numpy as np
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
@@ -134,7 +134,7 @@ class DDPG(Agent):
                     f"DDPG: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
                     "before creating the agent"
                 )
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=("critic", "target_critic"))
         check_batch_size("DDPG", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]
@@ -166,6 +166,8 @@ class DDPG(Agent):
         trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
+        # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
+        self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
         with jax.default_device(self.device):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
@@ -196,7 +198,7 @@ class DDPG(Agent):
             exploration["noise"],
             exploration,
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,
@@ -397,7 +399,7 @@ class DDPG(Agent):
             actions,
             self.cfg["exploration"],
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
         )

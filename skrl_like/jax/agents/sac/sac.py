@@ -172,7 +172,7 @@ class SAC(Agent):
                     f"SAC: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
                     "before creating the agent"
                 )
-        self._check_model_outputs(policy_roles=("policy",))
+        self._check_model_outputs(policy_roles=("policy",), critic_roles=neutral.ROLES[1:])
         check_batch_size("SAC", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

@@ -25,7 +25,7 @@ from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.config import merge_config
@@ -169,7 +169,7 @@ class TD3(Agent):
                     f"TD3: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
                     "before creating the agent"
                 )
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
         check_batch_size("TD3", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]
@@ -210,6 +210,8 @@ class TD3(Agent):
         """Create the memory tensors, the action bounds, the writer and the jitted functions (called once)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
+        # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
+        self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
         self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
         self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
@@ -242,7 +244,7 @@ class TD3(Agent):
             exploration["noise"],
             exploration,
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,
@@ -519,7 +521,7 @@ class TD3(Agent):
             actions,
             self.cfg["exploration"],
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
         )

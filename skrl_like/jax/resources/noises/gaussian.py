@@ -4,6 +4,7 @@ from typing import Any, Sequence, Union
 
 import jax
 
+from skrl_like.core.agents.checks import check_noise_parameters
 from skrl_like.jax.resources.noises.base import Noise
 
 
@@ -16,6 +17,7 @@ class GaussianNoise(Noise):
     """
 
     def __init__(self, mean: float, std: float, device: Union[str, jax.Device, None] = None) -> None:
+        check_noise_parameters("GaussianNoise", mean=mean, std=std)
         super().__init__(device)
         self.mean = float(mean)
         self.std = float(std)

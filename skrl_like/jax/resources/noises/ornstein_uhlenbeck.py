@@ -4,6 +4,7 @@ from typing import Any, Sequence, Union
 
 import jax
 
+from skrl_like.core.agents.checks import check_noise_parameters
 from skrl_like.jax.resources.noises.base import Noise
 
 
@@ -30,6 +31,9 @@ class OrnsteinUhlenbeckNoise(Noise):
         std: float = 1,
         device: Union[str, jax.Device, None] = None,
     ) -> None:
+        check_noise_parameters(
+            "OrnsteinUhlenbeckNoise", theta=theta, sigma=sigma, base_scale=base_scale, mean=mean, std=std
+        )
         super().__init__(device)
         self.theta = theta
         self.sigma = sigma

@@ -106,6 +106,9 @@ class A2C(OnPolicyAgent):
         self.track_data("Loss / Value loss", totals[1])
         if cfg["entropy_loss_scale"]:
             self.track_data("Loss / Entropy loss", totals[2])
-        self.track_data("Policy / Standard deviation", self.policy.distribution(role="policy").stddev.mean().detach())
+        if self._has_standard_deviation("policy"):  # a categorical policy has none (torch's would be NaN)
+            self.track_data(
+                "Policy / Standard deviation", self.policy.distribution(role="policy").stddev.mean().detach()
+            )
         if self.scheduler is not None:
             self.track_data("Learning / Learning rate", self.scheduler.get_last_lr()[0])

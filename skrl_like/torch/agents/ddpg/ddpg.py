@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from skrl_like.core.agents import ddpg as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
@@ -75,7 +75,7 @@ class DDPG(Agent):
         check_action_space("DDPG", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(("policy", "target_policy", "critic", "target_critic"))
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=("critic", "target_critic"))
         check_batch_size("DDPG", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]
@@ -107,6 +107,8 @@ class DDPG(Agent):
         """Create the replay tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
+        # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
+        self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
         # flat, as the actions (a multi-dimensional Box is acted on as one row per env)
         self.clip_actions_min = torch.as_tensor(self.action_space.low, dtype=torch.float32, device=self.device).reshape(
@@ -131,7 +133,7 @@ class DDPG(Agent):
             exploration["noise"],
             exploration,
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,

@@ -78,7 +78,7 @@ class SAC(Agent):
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(neutral.ROLES)
         neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin, MultivariateGaussianMixin))
-        self._check_model_outputs(policy_roles=("policy",))
+        self._check_model_outputs(policy_roles=("policy",), critic_roles=neutral.ROLES[1:])
         check_batch_size("SAC", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]

@@ -17,7 +17,7 @@ from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
@@ -84,7 +84,7 @@ class TD3(Agent):
         check_action_space("TD3", action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(ROLES)
-        self._check_model_outputs(policy_roles=("policy", "target_policy"))
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
         check_batch_size("TD3", cfg["batch_size"], self.memory)
 
         self.policy = self.models["policy"]
@@ -123,6 +123,8 @@ class TD3(Agent):
         """Create the memory tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
         super().init(trainer_cfg)
         self.set_mode("eval")
+        # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
+        self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
         self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32).reshape(-1)
         self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32).reshape(
@@ -147,7 +149,7 @@ class TD3(Agent):
             exploration["noise"],
             exploration,
             timestep,
-            timesteps,
+            self._noise_decay_timesteps or timesteps,
             self.clip_actions_min,
             self.clip_actions_max,
             self.track_data,

@@ -4,6 +4,7 @@ from typing import Sequence, Union
 
 import torch
 
+from skrl_like.core.agents.checks import check_noise_parameters
 from skrl_like.torch.resources.noises.base import Noise
 
 
@@ -30,6 +31,9 @@ class OrnsteinUhlenbeckNoise(Noise):
         std: float = 1,
         device: Union[str, torch.device, None] = None,
     ) -> None:
+        check_noise_parameters(
+            "OrnsteinUhlenbeckNoise", theta=theta, sigma=sigma, base_scale=base_scale, mean=mean, std=std
+        )
         super().__init__(device)
         self.state: Union[float, torch.Tensor] = 0
         self.theta = theta
@@ -38,6 +42,7 @@ class OrnsteinUhlenbeckNoise(Noise):
         self.distribution = torch.distributions.Normal(
             loc=torch.tensor(mean, dtype=torch.float32, device=self.device),
             scale=torch.tensor(std, dtype=torch.float32, device=self.device),
+            validate_args=False,  # checked above, with the parameter named; std=0 samples the mean, as in JAX
         )
 
     def sample(self, size: Union[Sequence[int], torch.Size]) -> torch.Tensor:
