@@ -1,0 +1,105 @@
+"""skrl 2.x's agent key names (Isaac Lab 3.0's configs) read as skrl 1.4's by the Runner: each rename, value clipping
+turned on by ``value_clip > 0`` in a 2.x config, 2.x's state preprocessor (MAPPO's shared one), AMP's reward scales,
+and a config that gives both spellings of one key with different values refused with both keys named."""
+
+import pytest
+
+from skrl_like.core.agents.amp import AMP_DEFAULT_CONFIG
+from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG
+from skrl_like.core.multi_agents.ippo import MAPPO_DEFAULT_CONFIG
+from skrl_like.core.runner import RunnerConfigError, translate_skrl2_keys
+
+
+def test_each_skrl2_name_becomes_the_skrl14_one():
+    agent = {
+        "class": "PPO",
+        "gae_lambda": 0.9,
+        "observation_preprocessor": "RunningStandardScaler",
+        "observation_preprocessor_kwargs": None,
+        "mixed_precision": True,
+    }
+    assert translate_skrl2_keys(agent, PPO_DEFAULT_CONFIG) == {
+        "class": "PPO",
+        "lambda": 0.9,
+        "state_preprocessor": "RunningStandardScaler",
+        "state_preprocessor_kwargs": None,
+        "mixed_precision": True,
+        "clip_predicted_values": True,  # value_clip's default, 0.2, is > 0
+    }
+    assert agent["gae_lambda"] == 0.9  # the caller's dict is not changed
+
+
+@pytest.mark.parametrize("value_clip, clipped", [(0.3, True), (0.0, False)])
+def test_in_a_skrl2_config_value_clip_above_zero_turns_clipping_on(value_clip, clipped):
+    translated = translate_skrl2_keys({"gae_lambda": 0.95, "value_clip": value_clip}, PPO_DEFAULT_CONFIG)
+    assert translated["clip_predicted_values"] is clipped and translated["value_clip"] == value_clip
+
+
+def test_a_skrl14_config_keeps_its_meaning():
+    """Isaac Lab 2.3's files: no 2.x key, so value_clip alone does not turn clipping on (skrl 1.4's default)."""
+    agent = {"lambda": 0.95, "state_preprocessor": "RunningStandardScaler", "value_clip": 0.2}
+    assert translate_skrl2_keys(agent, PPO_DEFAULT_CONFIG) == agent
+    explicit = {"gae_lambda": 0.95, "value_clip": 0.2, "clip_predicted_values": False}
+    assert translate_skrl2_keys(explicit, PPO_DEFAULT_CONFIG)["clip_predicted_values"] is False
+
+
+def test_both_spellings_with_the_same_value_are_one_key():
+    agent = {"gae_lambda": 0.9, "lambda": 0.9, "observation_preprocessor": "runningstandardscaler"}
+    agent.update(state_preprocessor="RunningStandardScaler", state_preprocessor_kwargs={})
+    translated = translate_skrl2_keys(agent, PPO_DEFAULT_CONFIG)
+    assert translated["lambda"] == 0.9 and "gae_lambda" not in translated
+    assert translated["state_preprocessor"] == "runningstandardscaler" and "observation_preprocessor" not in translated
+
+
+@pytest.mark.parametrize(
+    "agent, names",
+    [
+        ({"gae_lambda": 0.9, "lambda": 0.95}, ("agent.gae_lambda (0.9, skrl 2.x)", "agent.lambda (0.95, skrl 1.4)")),
+        (
+            {"amp_observation_preprocessor": "RunningStandardScaler", "amp_state_preprocessor": None},
+            ("agent.amp_observation_preprocessor", "agent.amp_state_preprocessor"),
+        ),
+        (
+            {"task_reward_scale": 0.5, "task_reward_weight": 0.0},
+            ("agent.task_reward_scale", "agent.task_reward_weight"),
+        ),
+    ],
+)
+def test_both_spellings_with_different_values_are_refused_naming_both(agent, names):
+    with pytest.raises(RunnerConfigError, match="keep one of them") as error:
+        translate_skrl2_keys(agent, AMP_DEFAULT_CONFIG)
+    assert all(name in str(error.value) for name in names)
+
+
+def test_skrl2s_state_preprocessor_beside_the_observation_one():
+    same = {"observation_preprocessor": "RunningStandardScaler", "state_preprocessor": "RunningStandardScaler"}
+    assert translate_skrl2_keys(same, PPO_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
+    none = {"observation_preprocessor": "RunningStandardScaler", "state_preprocessor": None}
+    assert translate_skrl2_keys(none, PPO_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
+    different = {"observation_preprocessor": None, "state_preprocessor": "RunningStandardScaler"}
+    with pytest.raises(RunnerConfigError, match="privileged states.*remove agent.state_preprocessor"):
+        translate_skrl2_keys(different, PPO_DEFAULT_CONFIG)
+
+
+def test_mappos_skrl2_state_preprocessor_is_its_shared_one():
+    agent = {
+        "observation_preprocessor": "RunningStandardScaler",
+        "state_preprocessor": "RunningStandardScaler",
+        "state_preprocessor_kwargs": None,
+    }
+    translated = translate_skrl2_keys(agent, MAPPO_DEFAULT_CONFIG)
+    assert translated["state_preprocessor"] == "RunningStandardScaler"
+    assert translated["shared_state_preprocessor"] == "RunningStandardScaler"
+    assert translated["shared_state_preprocessor_kwargs"] is None
+    with pytest.raises(RunnerConfigError, match="agent.state_preprocessor.*agent.shared_state_preprocessor"):
+        translate_skrl2_keys({**agent, "shared_state_preprocessor": None}, MAPPO_DEFAULT_CONFIG)
+
+
+def test_amps_style_reward_scale_is_weight_times_discriminator_scale():
+    translated = translate_skrl2_keys({"style_reward_scale": 2.0, "task_reward_scale": 0.3}, AMP_DEFAULT_CONFIG)
+    assert translated["style_reward_weight"] == 2.0 and translated["discriminator_reward_scale"] == 1.0
+    assert translated["task_reward_weight"] == 0.3 and "style_reward_scale" not in translated
+    agreeing = {"style_reward_scale": 2.0, "style_reward_weight": 1.0}  # 1.0 * the default scale 2 == 2.0
+    assert translate_skrl2_keys(agreeing, AMP_DEFAULT_CONFIG)["style_reward_weight"] == 1.0
+    with pytest.raises(RunnerConfigError, match="agent.style_reward_scale .* agent.style_reward_weight"):
+        translate_skrl2_keys({"style_reward_scale": 2.0, "style_reward_weight": 3.0}, AMP_DEFAULT_CONFIG)
