@@ -72,6 +72,7 @@ RESOURCE_KEYS = (
     "amp_state_preprocessor",
     "observation_preprocessor",  # skrl 2.x's spellings (read as skrl 1.4's by translate_skrl2_keys)
     "amp_observation_preprocessor",
+    "exploration_noise",
     "noise",
     "smooth_regularization_noise",
 )
@@ -230,7 +231,9 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
     """An ``agent`` section with skrl 2.x's key names (Isaac Lab 3.0's configs) read as skrl 1.4's, as skrl 2.1's
     Runner maps 1.4 names to its own, the other way round: ``gae_lambda`` -> ``lambda``,
     ``observation_preprocessor[_kwargs]`` -> ``state_preprocessor[_kwargs]`` (and AMP's), ``task_reward_scale`` ->
-    ``task_reward_weight``, ``style_reward_scale`` -> ``style_reward_weight`` with ``discriminator_reward_scale: 1``.
+    ``task_reward_weight``, ``style_reward_scale`` -> ``style_reward_weight`` with ``discriminator_reward_scale: 1``,
+    ``learning_rate`` (one or one per model) -> ``actor_``/``critic_``/``entropy_learning_rate`` or
+    ``value_learning_rate`` where the agent has those, ``exploration_noise[_kwargs]`` -> ``exploration.noise[_kwargs]``.
 
     In a 2.x config (one with a 2.x-only key) without ``clip_predicted_values``, value clipping is on when
     ``value_clip > 0``, as in skrl 2.x. Beside ``observation_preprocessor``, 2.x's ``state_preprocessor`` is the
@@ -278,7 +281,76 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
             agent.update(style_reward_weight=scale, discriminator_reward_scale=1.0)
     if is_skrl2 and "clip_predicted_values" in defaults and "clip_predicted_values" not in agent:
         agent["clip_predicted_values"] = agent.get("value_clip", defaults["value_clip"]) > 0
+    _translate_learning_rates(agent, defaults)
+    _translate_exploration(agent, defaults)
     return agent
+
+
+# skrl 1.4's per-model learning rates, in the order of skrl 2.x's learning_rate tuple (policy, critic, entropy)
+PER_MODEL_LEARNING_RATES = ("actor_learning_rate", "critic_learning_rate", "entropy_learning_rate")
+
+
+def _translate_learning_rates(agent: dict, defaults: Mapping[str, Any]) -> None:
+    """skrl 2.x's ``learning_rate`` (one number, or one per model) as 1.4's keys: ``actor_``/``critic_``/
+    ``entropy_learning_rate`` (DDPG, TD3, SAC), ``value_learning_rate`` (TRPO); a tuple of equal numbers (or
+    schedulers) for the agents with one optimizer (PPO...). 1.4's agents have one scheduler for all their models."""
+    for key in ("learning_rate_scheduler", "learning_rate_scheduler_kwargs"):
+        value = agent.get(key)
+        if isinstance(value, (list, tuple)):
+            if any(not _same_value(item, value[0]) for item in value):
+                raise RunnerConfigError(
+                    f"agent.{key} gives each model its own ({list(value)}, skrl 2.x); skrl_like's agents have one "
+                    "for all their models: give one"
+                )
+            agent[key] = value[0]
+    if "learning_rate" not in agent:
+        return
+    value = agent["learning_rate"]
+    if "learning_rate" in defaults:  # one optimizer for the agent's models
+        if isinstance(value, (list, tuple)):
+            if any(item != value[0] for item in value):
+                raise RunnerConfigError(
+                    f"agent.learning_rate gives each model its own rate ({list(value)}, skrl 2.x); skrl_like's "
+                    "agent trains its models with one optimizer: give one number"
+                )
+            agent["learning_rate"] = value[0]
+        return
+    targets = [key for key in (*PER_MODEL_LEARNING_RATES, "value_learning_rate") if key in defaults]
+    if not targets:  # the agent's own check names the key
+        return
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * len(targets)
+    if len(values) != len(targets):
+        raise RunnerConfigError(
+            f"agent.learning_rate has {len(values)} rates, but the agent has {len(targets)} models with one "
+            f"({', '.join(targets)}): give one number or {len(targets)}"
+        )
+    del agent["learning_rate"]
+    for key, rate in zip(targets, values):
+        if key in agent and not _same_value(agent[key], rate):
+            raise _conflict("learning_rate", value, key, agent[key])
+        agent[key] = rate
+
+
+def _translate_exploration(agent: dict, defaults: Mapping[str, Any]) -> None:
+    """skrl 2.x's ``exploration_noise[_kwargs]`` (DDPG, TD3) as 1.4's ``exploration.noise[_kwargs]``, at a constant
+    scale of 1 as in 2.x without an ``exploration_scheduler`` (a Python expression, which skrl_like does not run)."""
+    if "exploration_scheduler" in agent:
+        raise RunnerConfigError(
+            "agent.exploration_scheduler (skrl 2.x) is Python code, which the Runner does not evaluate: use skrl "
+            "1.4's agent.exploration keys (initial_scale, final_scale, timesteps; initial_epsilon, final_epsilon "
+            "for DQN)"
+        )
+    if "exploration_noise" not in agent and "exploration_noise_kwargs" not in agent:
+        return
+    given = agent.get("exploration")
+    exploration = dict(given) if isinstance(given, Mapping) else {**defaults.get("exploration", {}), "final_scale": 1.0}
+    for key_2x, key_14 in (("exploration_noise", "noise"), ("exploration_noise_kwargs", "noise_kwargs")):
+        if key_2x in agent:
+            value = agent.pop(key_2x)
+            if key_14 in exploration and given is not None and not _same_value(exploration[key_14], value):
+                raise _conflict(key_2x, value, f"exploration.{key_14}", exploration[key_14])
+            exploration[key_14] = value
+    agent["exploration"] = exploration
 
 
 class ScaledRewards:

@@ -6,6 +6,9 @@ import pytest
 
 from skrl_like.core.agents.amp import AMP_DEFAULT_CONFIG
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG
+from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG
+from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG
+from skrl_like.core.agents.trpo import TRPO_DEFAULT_CONFIG
 from skrl_like.core.multi_agents.ippo import MAPPO_DEFAULT_CONFIG
 from skrl_like.core.runner import RunnerConfigError, translate_skrl2_keys
 
@@ -103,3 +106,48 @@ def test_amps_style_reward_scale_is_weight_times_discriminator_scale():
     assert translate_skrl2_keys(agreeing, AMP_DEFAULT_CONFIG)["style_reward_weight"] == 1.0
     with pytest.raises(RunnerConfigError, match="agent.style_reward_scale .* agent.style_reward_weight"):
         translate_skrl2_keys({"style_reward_scale": 2.0, "style_reward_weight": 3.0}, AMP_DEFAULT_CONFIG)
+
+
+def test_skrl2s_learning_rate_becomes_the_per_model_rates():
+    assert translate_skrl2_keys({"learning_rate": [1e-3, 2e-3, 3e-3]}, SAC_DEFAULT_CONFIG) == {
+        "actor_learning_rate": 1e-3,
+        "critic_learning_rate": 2e-3,
+        "entropy_learning_rate": 3e-3,
+    }
+    assert translate_skrl2_keys({"learning_rate": 5e-4}, TD3_DEFAULT_CONFIG) == {
+        "actor_learning_rate": 5e-4,
+        "critic_learning_rate": 5e-4,
+    }
+    assert translate_skrl2_keys({"learning_rate": 5e-4}, TRPO_DEFAULT_CONFIG) == {"value_learning_rate": 5e-4}
+    with pytest.raises(RunnerConfigError, match="has 3 rates, but the agent has 2 models .* give one number or 2"):
+        translate_skrl2_keys({"learning_rate": [1e-3, 1e-3, 1e-3]}, TD3_DEFAULT_CONFIG)
+    with pytest.raises(RunnerConfigError, match=r"agent.learning_rate .* and agent.actor_learning_rate \(0.1"):
+        translate_skrl2_keys({"learning_rate": 1e-3, "actor_learning_rate": 0.1}, TD3_DEFAULT_CONFIG)
+
+
+def test_one_optimizer_takes_a_tuple_of_equal_rates_only():
+    agent = {"learning_rate": [3e-4, 3e-4], "learning_rate_scheduler": ["KLAdaptiveLR", "KLAdaptiveLR"]}
+    assert translate_skrl2_keys(agent, PPO_DEFAULT_CONFIG) == {
+        "learning_rate": 3e-4,
+        "learning_rate_scheduler": "KLAdaptiveLR",
+    }
+    with pytest.raises(RunnerConfigError, match=r"\[0.0003, 0.001\], skrl 2.x\); skrl_like's agent trains its models "):
+        translate_skrl2_keys({"learning_rate": [3e-4, 1e-3]}, PPO_DEFAULT_CONFIG)
+    with pytest.raises(RunnerConfigError, match="learning_rate_scheduler gives each model its own"):
+        translate_skrl2_keys({"learning_rate_scheduler": ["KLAdaptiveLR", None]}, PPO_DEFAULT_CONFIG)
+
+
+def test_skrl2s_exploration_noise_is_the_exploration_sections_at_a_constant_scale():
+    agent = {"exploration_noise": "GaussianNoise", "exploration_noise_kwargs": {"mean": 0.0, "std": 0.1}}
+    assert translate_skrl2_keys(agent, TD3_DEFAULT_CONFIG)["exploration"] == {
+        "noise": "GaussianNoise",
+        "noise_kwargs": {"mean": 0.0, "std": 0.1},
+        "initial_scale": 1.0,
+        "final_scale": 1.0,  # skrl 2.x without an exploration_scheduler: no decay
+        "timesteps": None,
+    }
+    given = {**agent, "exploration": {"noise": "OrnsteinUhlenbeckNoise", "initial_scale": 0.5}}
+    with pytest.raises(RunnerConfigError, match="agent.exploration_noise .* and agent.exploration.noise"):
+        translate_skrl2_keys(given, TD3_DEFAULT_CONFIG)
+    with pytest.raises(RunnerConfigError, match="exploration_scheduler .* Python code.*initial_scale, final_scale"):
+        translate_skrl2_keys({"exploration_scheduler": "max(0.05, 1 - timestep / timesteps)"}, TD3_DEFAULT_CONFIG)

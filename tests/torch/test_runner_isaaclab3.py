@@ -128,3 +128,36 @@ def test_the_same_config_in_skrl14s_names_builds_the_same_agent(tmp_path):
     skrl14 = Runner(_stand_in(), cfg_14).agent.cfg
     assert skrl2.keys() == skrl14.keys()
     assert all(skrl2[key] == skrl14[key] for key in skrl2 if key != "rewards_shaper")
+
+
+def test_a_skrl2_td3_section_builds_its_noise_and_per_model_rates(tmp_path):
+    network = [{"name": "net", "input": "OBSERVATIONS_ACTIONS", "layers": [16], "activations": "relu"}]
+    critic = {"class": "DeterministicMixin", "network": network, "output": "ONE"}
+    actor_network = [{"name": "net", "input": "OBSERVATIONS", "layers": [16], "activations": "relu"}]
+    actor = {"class": "DeterministicMixin", "network": actor_network, "output": "tanh(ACTIONS)"}
+    models = {"separate": True, "policy": actor, "target_policy": actor}
+    models.update({role: critic for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2")})
+    cfg = {
+        "models": models,
+        "memory": {"class": "RandomMemory", "memory_size": 64},
+        "agent": {
+            "class": "TD3",
+            "batch_size": 8,
+            "learning_rate": [1e-3, 2e-3],
+            "observation_preprocessor": "RunningStandardScaler",
+            "exploration_noise": "GaussianNoise",
+            "exploration_noise_kwargs": {"mean": 0.0, "std": 0.1},
+            "smooth_regularization_noise": "GaussianNoise",
+            "smooth_regularization_noise_kwargs": {"mean": 0.0, "std": 0.2},
+            "experiment": {"directory": str(tmp_path), "write_interval": 0, "checkpoint_interval": 0},
+        },
+        "trainer": {**ISAAC_LAB_3_PPO_CFG["trainer"], "timesteps": 16},
+    }
+    runner = Runner(_stand_in(), cfg)
+    agent = runner.agent
+    assert (agent.cfg["actor_learning_rate"], agent.cfg["critic_learning_rate"]) == (1e-3, 2e-3)
+    assert agent.policy_optimizer.param_groups[0]["lr"] == 1e-3
+    assert agent.critic_optimizer.param_groups[0]["lr"] == 2e-3
+    noise = agent.cfg["exploration"]["noise"]
+    assert type(noise).__name__ == "GaussianNoise" and agent.cfg["exploration"]["final_scale"] == 1.0
+    runner.run("train")
