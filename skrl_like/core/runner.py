@@ -659,18 +659,28 @@ class RunnerCore:
 
 def apply_overrides(cfg: Dict[str, Any], overrides: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """``cfg`` with ``overrides`` merged in: keys naming a section (``agent``, ``trainer``, ``env``...) merge into it
-    (nested mappings recursively), any other key goes into the ``agent`` section (``{"learning_rate": 1e-3}``)."""
+    (nested mappings recursively), any other key goes into the ``agent`` section (``{"learning_rate": 1e-3}``).
+    An agent key in one spelling replaces the file's other spelling (``gae_lambda`` over a file's ``lambda``)."""
     merged = copy.deepcopy(cfg)
     for key, value in (overrides or {}).items():
         if key in SECTIONS:
+            if key == "agent" and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = _without_other_spellings(merged[key], value)
             if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
                 merged[key] = _deep_merge(merged[key], value)
             else:
                 merged[key] = copy.deepcopy(value)
         else:
-            merged.setdefault("agent", {})
+            merged["agent"] = _without_other_spellings(merged.get("agent") or {}, {key: value})
             merged["agent"] = _deep_merge(merged["agent"], {key: value})
     return merged
+
+
+def _without_other_spellings(agent: Mapping, overrides: Mapping) -> dict:
+    """``agent`` less the keys that ``overrides`` sets in their other spelling (skrl 1.4's or 2.x's)."""
+    other = {**SKRL2_RENAMES, **{key_14: key_2x for key_2x, key_14 in SKRL2_RENAMES.items()}}
+    dropped = {other[key] for key in overrides if key in other}
+    return {key: value for key, value in agent.items() if key not in dropped}
 
 
 def _deep_merge(base: Mapping, update: Mapping) -> dict:

@@ -10,7 +10,7 @@ from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG
 from skrl_like.core.agents.trpo import TRPO_DEFAULT_CONFIG
 from skrl_like.core.multi_agents.ippo import MAPPO_DEFAULT_CONFIG
-from skrl_like.core.runner import RunnerConfigError, translate_skrl2_keys
+from skrl_like.core.runner import RunnerConfigError, apply_overrides, translate_skrl2_keys
 
 
 def test_each_skrl2_name_becomes_the_skrl14_one():
@@ -151,3 +151,15 @@ def test_skrl2s_exploration_noise_is_the_exploration_sections_at_a_constant_scal
         translate_skrl2_keys(given, TD3_DEFAULT_CONFIG)
     with pytest.raises(RunnerConfigError, match="exploration_scheduler .* Python code.*initial_scale, final_scale"):
         translate_skrl2_keys({"exploration_scheduler": "max(0.05, 1 - timestep / timesteps)"}, TD3_DEFAULT_CONFIG)
+
+
+def test_an_override_in_one_spelling_replaces_the_files_other_spelling():
+    cfg = {"agent": {"class": "PPO", "lambda": 0.95, "state_preprocessor": "RunningStandardScaler"}}
+    assert apply_overrides(cfg, {"gae_lambda": 0.9})["agent"] == {
+        "class": "PPO",
+        "gae_lambda": 0.9,
+        "state_preprocessor": "RunningStandardScaler",
+    }
+    skrl2 = {"agent": {"class": "PPO", "gae_lambda": 0.95, "observation_preprocessor": "RunningStandardScaler"}}
+    overridden = apply_overrides(skrl2, {"agent": {"lambda": 0.8, "observation_preprocessor": None}})["agent"]
+    assert overridden == {"class": "PPO", "lambda": 0.8, "observation_preprocessor": None}
