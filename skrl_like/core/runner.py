@@ -280,7 +280,11 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
         else:
             agent.update(style_reward_weight=scale, discriminator_reward_scale=1.0)
     if is_skrl2 and "clip_predicted_values" in defaults and "clip_predicted_values" not in agent:
-        agent["clip_predicted_values"] = agent.get("value_clip", defaults["value_clip"]) > 0
+        value_clip = agent.get("value_clip", defaults["value_clip"])
+        if isinstance(value_clip, Mapping):  # IPPO and MAPPO: one per agent name
+            agent["clip_predicted_values"] = {uid: clip > 0 for uid, clip in value_clip.items()}
+        else:
+            agent["clip_predicted_values"] = value_clip > 0
     _translate_learning_rates(agent, defaults)
     _translate_exploration(agent, defaults)
     return agent
@@ -295,25 +299,14 @@ def _translate_learning_rates(agent: dict, defaults: Mapping[str, Any]) -> None:
     ``entropy_learning_rate`` (DDPG, TD3, SAC), ``value_learning_rate`` (TRPO); a tuple of equal numbers (or
     schedulers) for the agents with one optimizer (PPO...). 1.4's agents have one scheduler for all their models."""
     for key in ("learning_rate_scheduler", "learning_rate_scheduler_kwargs"):
-        value = agent.get(key)
-        if isinstance(value, (list, tuple)):
-            if any(not _same_value(item, value[0]) for item in value):
-                raise RunnerConfigError(
-                    f"agent.{key} gives each model its own ({list(value)}, skrl 2.x); skrl_like's agents have one "
-                    "for all their models: give one"
-                )
-            agent[key] = value[0]
+        if key in agent:
+            agent[key] = _one_for_all_models(agent[key], key, "have one for all their models: give one")
     if "learning_rate" not in agent:
         return
     value = agent["learning_rate"]
     if "learning_rate" in defaults:  # one optimizer for the agent's models
-        if isinstance(value, (list, tuple)):
-            if any(item != value[0] for item in value):
-                raise RunnerConfigError(
-                    f"agent.learning_rate gives each model its own rate ({list(value)}, skrl 2.x); skrl_like's "
-                    "agent trains its models with one optimizer: give one number"
-                )
-            agent["learning_rate"] = value[0]
+        fix = "train their models with one optimizer: give one number"
+        agent["learning_rate"] = _one_for_all_models(value, "learning_rate", fix)
         return
     targets = [key for key in (*PER_MODEL_LEARNING_RATES, "value_learning_rate") if key in defaults]
     if not targets:  # the agent's own check names the key
@@ -329,6 +322,19 @@ def _translate_learning_rates(agent: dict, defaults: Mapping[str, Any]) -> None:
         if key in agent and not _same_value(agent[key], rate):
             raise _conflict("learning_rate", value, key, agent[key])
         agent[key] = rate
+
+
+def _one_for_all_models(value: Any, key: str, fix: str) -> Any:
+    """``value``, or its one item where skrl 2.x gives one per model (a list of equal items), per agent name too."""
+    if isinstance(value, Mapping) and not key.endswith("_kwargs"):  # IPPO and MAPPO: one per agent name
+        return {uid: _one_for_all_models(item, f"{key}.{uid}", fix) for uid, item in value.items()}
+    if not isinstance(value, (list, tuple)):
+        return value
+    if any(not _same_value(item, value[0]) for item in value):
+        raise RunnerConfigError(
+            f"agent.{key} gives each model its own ({list(value)}, skrl 2.x); skrl_like's agents {fix}"
+        )
+    return value[0]
 
 
 def _translate_exploration(agent: dict, defaults: Mapping[str, Any]) -> None:

@@ -131,7 +131,10 @@ def test_one_optimizer_takes_a_tuple_of_equal_rates_only():
         "learning_rate": 3e-4,
         "learning_rate_scheduler": "KLAdaptiveLR",
     }
-    with pytest.raises(RunnerConfigError, match=r"\[0.0003, 0.001\], skrl 2.x\); skrl_like's agent trains its models "):
+    with pytest.raises(
+        RunnerConfigError,
+        match=r"\[0.0003, 0.001\], skrl 2.x\); skrl_like's agents train their models with one optimizer",
+    ):
         translate_skrl2_keys({"learning_rate": [3e-4, 1e-3]}, PPO_DEFAULT_CONFIG)
     with pytest.raises(RunnerConfigError, match="learning_rate_scheduler gives each model its own"):
         translate_skrl2_keys({"learning_rate_scheduler": ["KLAdaptiveLR", None]}, PPO_DEFAULT_CONFIG)
@@ -163,3 +166,19 @@ def test_an_override_in_one_spelling_replaces_the_files_other_spelling():
     skrl2 = {"agent": {"class": "PPO", "gae_lambda": 0.95, "observation_preprocessor": "RunningStandardScaler"}}
     overridden = apply_overrides(skrl2, {"agent": {"lambda": 0.8, "observation_preprocessor": None}})["agent"]
     assert overridden == {"class": "PPO", "lambda": 0.8, "observation_preprocessor": None}
+
+
+def test_per_agent_values_of_ippo_and_mappo_are_read_per_agent():
+    agent = {
+        "gae_lambda": {"a": 0.9, "b": 0.8},
+        "value_clip": {"a": 0.2, "b": 0.0},
+        "learning_rate": {"a": [1e-3, 1e-3]},
+    }
+    assert translate_skrl2_keys(agent, MAPPO_DEFAULT_CONFIG) == {
+        "lambda": {"a": 0.9, "b": 0.8},
+        "value_clip": {"a": 0.2, "b": 0.0},
+        "clip_predicted_values": {"a": True, "b": False},
+        "learning_rate": {"a": 1e-3},
+    }
+    with pytest.raises(RunnerConfigError, match=r"agent.learning_rate.b gives each model its own"):
+        translate_skrl2_keys({"gae_lambda": 0.9, "learning_rate": {"b": [1e-3, 2e-3]}}, MAPPO_DEFAULT_CONFIG)
