@@ -3,6 +3,7 @@ with skrl 1.4's meaning of each key and trained a few steps; both spellings with
 
 import copy
 
+import gymnasium
 import pytest
 import torch
 
@@ -12,6 +13,7 @@ from skrl_like.torch.agents.ppo import PPO
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.utils.runner import Runner
+from tests.isaaclab_helpers import MultiAgentEnv
 
 # the layout of Isaac Lab 3.0's skrl configs (isaaclab_tasks/.../agents/skrl_ppo_cfg.yaml, skrl >= 2.1): gae_lambda,
 # observation_preprocessor, value_clip alone deciding value clipping, mixed_precision; small sizes
@@ -160,4 +162,44 @@ def test_a_skrl2_td3_section_builds_its_noise_and_per_model_rates(tmp_path):
     assert agent.critic_optimizer.param_groups[0]["lr"] == 2e-3
     noise = agent.cfg["exploration"]["noise"]
     assert type(noise).__name__ == "GaussianNoise" and agent.cfg["exploration"]["final_scale"] == 1.0
+    runner.run("train")
+
+
+def test_a_skrl2_mappo_section_gets_its_state_preprocessor_as_the_shared_one(tmp_path):
+    """Isaac Lab 3.0's MAPPO files: observation_preprocessor per agent, state_preprocessor for the shared state()."""
+    network = [{"name": "net", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"}]
+    cfg = {
+        "models": {
+            "separate": True,
+            "policy": {"class": "GaussianMixin", "network": network, "output": "ACTIONS"},
+            "value": {"class": "DeterministicMixin", "network": network, "output": "ONE"},
+        },
+        "memory": {"class": "RandomMemory", "memory_size": -1},
+        "agent": {
+            "class": "MAPPO",
+            "rollouts": 4,
+            "learning_epochs": 1,
+            "mini_batches": 1,
+            "gae_lambda": 0.9,
+            "observation_preprocessor": "RunningStandardScaler",
+            "observation_preprocessor_kwargs": None,
+            "state_preprocessor": "RunningStandardScaler",
+            "state_preprocessor_kwargs": None,
+            "experiment": {"directory": str(tmp_path), "write_interval": 0, "checkpoint_interval": 0},
+        },
+        "trainer": {**ISAAC_LAB_3_PPO_CFG["trainer"], "timesteps": 8},
+    }
+
+    class BoxActions(MultiAgentEnv):
+        def __init__(self):
+            super().__init__(num_envs=4)
+            self.action_spaces = {"a": gymnasium.spaces.Box(-1, 1, (2,)), "b": gymnasium.spaces.Box(-1, 1, (1,))}
+
+    env = BoxActions()
+    runner = Runner(wrap_env(env, wrapper="isaaclab", verbose=False), cfg)
+    agent = runner.agent
+    assert agent.cfg["lambda"] == 0.9
+    assert agent.cfg["state_preprocessor"] is agent.cfg["shared_state_preprocessor"] is RunningStandardScaler
+    assert agent.cfg["state_preprocessor_kwargs"]["a"]["size"] == env.observation_spaces["a"]
+    assert agent.cfg["shared_state_preprocessor_kwargs"]["a"]["size"] == env.state_space  # the env's state()
     runner.run("train")
