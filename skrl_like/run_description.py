@@ -92,6 +92,8 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
         raise RunnerConfigError(
             f"env.kwargs.num_envs and env.num_envs both give {env_id}'s number of environments: keep env.num_envs"
         )
+    if batched and render and not _takes(_entry_point(env_id), "render_mode"):
+        raise RunnerConfigError(f"{env_id} draws nothing (it takes no render_mode): run without --render")
     try:
         if batched:  # one env stepping `count` sub-environments (Isaac Lab's contract), wrapped with its own wrapper
             env = gymnasium.make(env_id, num_envs=count, **kwargs)
@@ -106,6 +108,27 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     return wrap_env(env, verbose=False)
 
 
+def _entry_point(env_id: str) -> Any:
+    """The class or function gymnasium makes the registered ``env_id`` with, or ``None`` when it does not import."""
+    import gymnasium
+    from gymnasium.envs.registration import load_env_creator
+
+    check_registered(env_id)  # imports the module of a module:Id
+    entry_point = gymnasium.spec(env_id.rpartition(":")[2]).entry_point
+    try:
+        return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    except (ImportError, AttributeError):  # gymnasium.make says what is missing
+        return None
+
+
+def _takes(creator: Any, name: str) -> bool:
+    try:
+        parameters = inspect.signature(creator).parameters
+    except (TypeError, ValueError):  # no signature (None, a builtin)
+        return False
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
 def steps_its_own_envs(env_id: str) -> bool:
     """Whether the registered env ``env_id`` is batched itself (it steps its own sub-environments, as Isaac Lab's envs
     do): its entry point takes ``num_envs``, or is a class with a base class in ``isaaclab.*``. Such an env is made
@@ -113,15 +136,7 @@ def steps_its_own_envs(env_id: str) -> bool:
 
     :raises RunnerConfigError: the env is not registered.
     """
-    import gymnasium
-    from gymnasium.envs.registration import load_env_creator
-
-    check_registered(env_id)  # imports the module of a module:Id
-    entry_point = gymnasium.spec(env_id.rpartition(":")[2]).entry_point
-    try:
-        creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-    except (ImportError, AttributeError):  # gymnasium.make says what is missing
-        return False
+    creator = _entry_point(env_id)
     if isinstance(creator, type) and any(
         cls.__module__.startswith(("isaaclab.", "omni.isaac.lab.")) for cls in creator.__mro__
     ):

@@ -133,3 +133,9 @@ def test_skrl_like_train_runs_an_isaac_lab_3_file_on_the_stand_in(tmp_path):
     assert summary.startswith("trained 32 timesteps") and os.path.isdir(run_dir)
     rows = open(os.path.join(run_dir, "results.jsonl")).read().splitlines()
     assert len(rows) == 2 and all('"Info / distance_to_target"' in row for row in rows)  # extras["log"], 2 writes
+
+
+def test_rendering_a_batched_env_that_draws_nothing_is_refused_with_the_fix():
+    pytest.importorskip("torch")
+    with pytest.raises(RunnerConfigError, match="IsaacLabStandIn-v0 draws nothing .* run without --render"):
+        make_env({"id": STAND_IN, "num_envs": 2}, "torch", render=True)
