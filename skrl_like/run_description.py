@@ -8,6 +8,7 @@ becomes a wrapped environment, and how a description becomes a backend's ``Runne
 
 import glob
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Mapping
@@ -44,7 +45,8 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     by the module that has its ``parallel_env``).
 
     :param render: ``render_mode="human"`` (a window, drawn at every step).
-    :param num_envs: instead of ``env_cfg["num_envs"]`` (gymnasium only; more than one: a sync vector env).
+    :param num_envs: instead of ``env_cfg["num_envs"]`` (gymnasium only; more than one: a sync vector env, or the
+        ``num_envs`` of an env that steps its own sub-environments, see :func:`steps_its_own_envs`).
     :raises RunnerConfigError: the section is missing or wrong, or the env does not exist.
     """
     if not isinstance(env_cfg, Mapping) or not ("id" in env_cfg or "pettingzoo" in env_cfg):
@@ -85,8 +87,17 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     count = int(num_envs if num_envs is not None else env_cfg.get("num_envs", 1))
     if count < 1:
         raise RunnerConfigError(f"env.num_envs must be >= 1, got {count}")
+    batched = steps_its_own_envs(env_id)
+    if batched and "num_envs" in kwargs:
+        raise RunnerConfigError(
+            f"env.kwargs.num_envs and env.num_envs both give {env_id}'s number of environments: keep env.num_envs"
+        )
+    if batched and render and not _takes(_entry_point(env_id), "render_mode"):
+        raise RunnerConfigError(f"{env_id} draws nothing (it takes no render_mode): run without --render")
     try:
-        if count == 1:
+        if batched:  # one env stepping `count` sub-environments (Isaac Lab's contract), wrapped with its own wrapper
+            env = gymnasium.make(env_id, num_envs=count, **kwargs)
+        elif count == 1:
             env = gymnasium.make(env_id, **kwargs)
         else:
             env = gymnasium.make_vec(env_id, num_envs=count, vectorization_mode="sync", **kwargs)
@@ -95,6 +106,45 @@ def make_env(env_cfg: Any, backend: str, render: bool = False, num_envs: Optiona
     except gymnasium.error.Error as error:
         raise RunnerConfigError(f"Cannot make {env_id}: {error}") from error
     return wrap_env(env, verbose=False)
+
+
+def _entry_point(env_id: str) -> Any:
+    """The class or function gymnasium makes the registered ``env_id`` with, or ``None`` when it does not import."""
+    import gymnasium
+    from gymnasium.envs.registration import load_env_creator
+
+    check_registered(env_id)  # imports the module of a module:Id
+    entry_point = gymnasium.spec(env_id.rpartition(":")[2]).entry_point
+    try:
+        return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    except (ImportError, AttributeError):  # gymnasium.make says what is missing
+        return None
+
+
+def _takes(creator: Any, name: str) -> bool:
+    try:
+        parameters = inspect.signature(creator).parameters
+    except (TypeError, ValueError):  # no signature (None, a builtin)
+        return False
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def steps_its_own_envs(env_id: str) -> bool:
+    """Whether the registered env ``env_id`` is batched itself (it steps its own sub-environments, as Isaac Lab's envs
+    do): its entry point takes ``num_envs``, or is a class with a base class in ``isaaclab.*``. Such an env is made
+    once with ``num_envs`` (``gymnasium.make_vec`` would make several, each batched), and ``wrap_env`` detects it.
+
+    :raises RunnerConfigError: the env is not registered.
+    """
+    creator = _entry_point(env_id)
+    if isinstance(creator, type) and any(
+        cls.__module__.startswith(("isaaclab.", "omni.isaac.lab.")) for cls in creator.__mro__
+    ):
+        return True
+    try:
+        return "num_envs" in inspect.signature(creator).parameters
+    except (TypeError, ValueError):  # no signature (None, a builtin)
+        return False
 
 
 def check_registered(env_id: str) -> None:

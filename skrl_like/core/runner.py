@@ -13,6 +13,7 @@ them, the ``Runner`` (which is given a wrapped env) ignores them.
 
 import copy
 import importlib
+import math
 from collections.abc import Mapping
 from typing import Any, Dict, Optional, Tuple
 
@@ -69,6 +70,9 @@ RESOURCE_KEYS = (
     "shared_state_preprocessor",
     "value_preprocessor",
     "amp_state_preprocessor",
+    "observation_preprocessor",  # skrl 2.x's spellings (read as skrl 1.4's by translate_skrl2_keys)
+    "amp_observation_preprocessor",
+    "exploration_noise",
     "noise",
     "smooth_regularization_noise",
 )
@@ -194,6 +198,167 @@ def _check_resources(section: Mapping, where: str) -> None:
             _check_resources(value, f"{where}.{key}")
 
 
+# skrl 2.x's names of skrl 1.4 agent keys (Isaac Lab 3.0's configs use them): 2.x name -> 1.4 name
+SKRL2_RENAMES = {
+    "gae_lambda": "lambda",
+    "observation_preprocessor": "state_preprocessor",
+    "observation_preprocessor_kwargs": "state_preprocessor_kwargs",
+    "amp_observation_preprocessor": "amp_state_preprocessor",
+    "amp_observation_preprocessor_kwargs": "amp_state_preprocessor_kwargs",
+    "task_reward_scale": "task_reward_weight",
+}
+# keys only skrl 2.x writes: a config with one of them is a 2.x config, where value_clip > 0 alone turns clipping on
+SKRL2_KEYS = (*SKRL2_RENAMES, "style_reward_scale")
+
+
+def _same_value(first: Any, second: Any) -> bool:
+    """Whether two spellings' values mean the same (``null`` and ``{}`` kwargs, a class name's case and ``_``)."""
+    if first in (None, {}) and second in (None, {}):
+        return True
+    if isinstance(first, str) and isinstance(second, str):
+        return component_key(first) == component_key(second)
+    return first == second
+
+
+def _conflict(key_2x: str, value_2x: Any, key_14: str, value_14: Any, meaning: str = "") -> RunnerConfigError:
+    return RunnerConfigError(
+        f"agent.{key_2x} ({value_2x!r}, skrl 2.x) and agent.{key_14} ({value_14!r}, skrl 1.4) "
+        f"{meaning or 'are two spellings of one key'} with different values: keep one of them"
+    )
+
+
+def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict:
+    """An ``agent`` section with skrl 2.x's key names (Isaac Lab 3.0's configs) read as skrl 1.4's, as skrl 2.1's
+    Runner maps 1.4 names to its own, the other way round: ``gae_lambda`` -> ``lambda``,
+    ``observation_preprocessor[_kwargs]`` -> ``state_preprocessor[_kwargs]`` (and AMP's), ``task_reward_scale`` ->
+    ``task_reward_weight``, ``style_reward_scale`` -> ``style_reward_weight`` with ``discriminator_reward_scale: 1``,
+    ``learning_rate`` (one or one per model) -> ``actor_``/``critic_``/``entropy_learning_rate`` or
+    ``value_learning_rate`` where the agent has those, ``exploration_noise[_kwargs]`` -> ``exploration.noise[_kwargs]``.
+
+    In a 2.x config (one with a 2.x-only key) without ``clip_predicted_values``, value clipping is on when
+    ``value_clip > 0``, as in skrl 2.x. Beside ``observation_preprocessor``, 2.x's ``state_preprocessor`` is the
+    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have no separate state input
+    here, so it must be none or the observations' own.
+
+    :param defaults: the algorithm's default config (which keys it has, and ``value_clip``'s default).
+    :raises RunnerConfigError: both spellings of one key, with different values (naming both keys and the fix).
+    """
+    agent = dict(agent)
+    is_skrl2 = any(key in agent for key in SKRL2_KEYS)
+    if "observation_preprocessor" in agent or "observation_preprocessor_kwargs" in agent:
+        for key in ("state_preprocessor", "state_preprocessor_kwargs"):
+            if key not in agent:
+                continue
+            value = agent.pop(key)
+            if "shared_state_preprocessor" in defaults:  # MAPPO: the shared value's states
+                if f"shared_{key}" in agent and not _same_value(agent[f"shared_{key}"], value):
+                    raise _conflict(
+                        key, value, f"shared_{key}", agent[f"shared_{key}"], "name MAPPO's state preprocessor"
+                    )
+                agent[f"shared_{key}"] = value
+            elif not (_same_value(value, None) or _same_value(value, agent.get(key.replace("state", "observation")))):
+                raise RunnerConfigError(
+                    f"agent.{key} ({value!r}) is skrl 2.x's preprocessor of privileged states, beside "
+                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have one, for the observations "
+                    f"both models read: remove agent.{key} or give it the observations' value"
+                )
+    for key_2x, key_14 in SKRL2_RENAMES.items():
+        if key_2x in agent:
+            value = agent.pop(key_2x)
+            if key_14 in agent and not _same_value(agent[key_14], value):
+                raise _conflict(key_2x, value, key_14, agent[key_14])
+            agent[key_14] = value
+    if "style_reward_scale" in agent:  # 1.4's style reward is weight * discriminator_reward_scale * the 2.x one's
+        scale = agent.pop("style_reward_scale")
+        given = [key for key in ("style_reward_weight", "discriminator_reward_scale") if key in agent]
+        if given:
+            product = agent.get("style_reward_weight", defaults.get("style_reward_weight", 1.0)) * agent.get(
+                "discriminator_reward_scale", defaults.get("discriminator_reward_scale", 1.0)
+            )
+            if not math.isclose(product, scale):
+                raise _conflict("style_reward_scale", scale, " and agent.".join(given), product)
+        else:
+            agent.update(style_reward_weight=scale, discriminator_reward_scale=1.0)
+    if is_skrl2 and "clip_predicted_values" in defaults and "clip_predicted_values" not in agent:
+        value_clip = agent.get("value_clip", defaults["value_clip"])
+        if isinstance(value_clip, Mapping):  # IPPO and MAPPO: one per agent name
+            agent["clip_predicted_values"] = {uid: clip > 0 for uid, clip in value_clip.items()}
+        else:
+            agent["clip_predicted_values"] = value_clip > 0
+    _translate_learning_rates(agent, defaults)
+    _translate_exploration(agent, defaults)
+    return agent
+
+
+# skrl 1.4's per-model learning rates, in the order of skrl 2.x's learning_rate tuple (policy, critic, entropy)
+PER_MODEL_LEARNING_RATES = ("actor_learning_rate", "critic_learning_rate", "entropy_learning_rate")
+
+
+def _translate_learning_rates(agent: dict, defaults: Mapping[str, Any]) -> None:
+    """skrl 2.x's ``learning_rate`` (one number, or one per model) as 1.4's keys: ``actor_``/``critic_``/
+    ``entropy_learning_rate`` (DDPG, TD3, SAC), ``value_learning_rate`` (TRPO); a tuple of equal numbers (or
+    schedulers) for the agents with one optimizer (PPO...). 1.4's agents have one scheduler for all their models."""
+    for key in ("learning_rate_scheduler", "learning_rate_scheduler_kwargs"):
+        if key in agent:
+            agent[key] = _one_for_all_models(agent[key], key, "have one for all their models: give one")
+    if "learning_rate" not in agent:
+        return
+    value = agent["learning_rate"]
+    if "learning_rate" in defaults:  # one optimizer for the agent's models
+        fix = "train their models with one optimizer: give one number"
+        agent["learning_rate"] = _one_for_all_models(value, "learning_rate", fix)
+        return
+    targets = [key for key in (*PER_MODEL_LEARNING_RATES, "value_learning_rate") if key in defaults]
+    if not targets:  # the agent's own check names the key
+        return
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * len(targets)
+    if len(values) != len(targets):
+        raise RunnerConfigError(
+            f"agent.learning_rate has {len(values)} rates, but the agent has {len(targets)} models with one "
+            f"({', '.join(targets)}): give one number or {len(targets)}"
+        )
+    del agent["learning_rate"]
+    for key, rate in zip(targets, values):
+        if key in agent and not _same_value(agent[key], rate):
+            raise _conflict("learning_rate", value, key, agent[key])
+        agent[key] = rate
+
+
+def _one_for_all_models(value: Any, key: str, fix: str) -> Any:
+    """``value``, or its one item where skrl 2.x gives one per model (a list of equal items), per agent name too."""
+    if isinstance(value, Mapping) and not key.endswith("_kwargs"):  # IPPO and MAPPO: one per agent name
+        return {uid: _one_for_all_models(item, f"{key}.{uid}", fix) for uid, item in value.items()}
+    if not isinstance(value, (list, tuple)):
+        return value
+    if any(not _same_value(item, value[0]) for item in value):
+        raise RunnerConfigError(
+            f"agent.{key} gives each model its own ({list(value)}, skrl 2.x); skrl_like's agents {fix}"
+        )
+    return value[0]
+
+
+def _translate_exploration(agent: dict, defaults: Mapping[str, Any]) -> None:
+    """skrl 2.x's ``exploration_noise[_kwargs]`` (DDPG, TD3) as 1.4's ``exploration.noise[_kwargs]``, at a constant
+    scale of 1 as in 2.x without an ``exploration_scheduler`` (a Python expression, which skrl_like does not run)."""
+    if "exploration_scheduler" in agent:
+        raise RunnerConfigError(
+            "agent.exploration_scheduler (skrl 2.x) is Python code, which the Runner does not evaluate: use skrl "
+            "1.4's agent.exploration keys (initial_scale, final_scale, timesteps; initial_epsilon, final_epsilon "
+            "for DQN)"
+        )
+    if "exploration_noise" not in agent and "exploration_noise_kwargs" not in agent:
+        return
+    given = agent.get("exploration")
+    exploration = dict(given) if isinstance(given, Mapping) else {**defaults.get("exploration", {}), "final_scale": 1.0}
+    for key_2x, key_14 in (("exploration_noise", "noise"), ("exploration_noise_kwargs", "noise_kwargs")):
+        if key_2x in agent:
+            value = agent.pop(key_2x)
+            if key_14 in exploration and given is not None and not _same_value(exploration[key_14], value):
+                raise _conflict(key_2x, value, f"exploration.{key_14}", exploration[key_14])
+            exploration[key_14] = value
+    agent["exploration"] = exploration
+
+
 class ScaledRewards:
     """``rewards_shaper_scale: s``: the rewards multiplied by ``s`` (a class, not a lambda, so that it pickles)."""
 
@@ -228,6 +393,7 @@ class RunnerCore:
         self._cfg["agent"] = {"rewards_shaper": None, **self._cfg["agent"]}
         self._class_name = AGENTS[component_key(self._cfg["agent"]["class"])][1]
         self._component(AGENTS, self._cfg["agent"]["class"], "agent", "agent.class")  # available in this backend?
+        self._cfg["agent"] = translate_skrl2_keys(self._cfg["agent"], self._default_agent_config())
         self._models = self._generate_models(env, copy.deepcopy(self._cfg))
         self._agent = self._generate_agent(env, copy.deepcopy(self._cfg), self._models)
         self._trainer = self._generate_trainer(env, copy.deepcopy(self._cfg), self._agent)
@@ -392,11 +558,15 @@ class RunnerCore:
         except ValueError as error:
             raise RunnerConfigError(f"{where}: {error}") from error
 
+    def _default_agent_config(self) -> Mapping[str, Any]:
+        """The backend's ``<ALGORITHM>_DEFAULT_CONFIG`` of ``agent.class``."""
+        module, attribute = AGENTS[component_key(self._cfg["agent"]["class"])]
+        return getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), f"{attribute}_DEFAULT_CONFIG")
+
     def _generate_agent(self, env: Any, cfg: dict, models: Dict[str, Dict[str, Any]]) -> Any:
         key = component_key(cfg["agent"]["class"])
-        module, attribute = AGENTS[key]
         agent_class = self._component(AGENTS, cfg["agent"]["class"], "agent", "agent.class")
-        defaults = getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), f"{attribute}_DEFAULT_CONFIG")
+        defaults = self._default_agent_config()
         section = self._process_cfg({k: v for k, v in cfg["agent"].items() if k != "class"}, "agent")
         agent_cfg = copy.deepcopy(dict(defaults))
         agent_cfg.update(section)  # nested dicts replace the default ones, as in skrl
@@ -505,18 +675,28 @@ class RunnerCore:
 
 def apply_overrides(cfg: Dict[str, Any], overrides: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """``cfg`` with ``overrides`` merged in: keys naming a section (``agent``, ``trainer``, ``env``...) merge into it
-    (nested mappings recursively), any other key goes into the ``agent`` section (``{"learning_rate": 1e-3}``)."""
+    (nested mappings recursively), any other key goes into the ``agent`` section (``{"learning_rate": 1e-3}``).
+    An agent key in one spelling replaces the file's other spelling (``gae_lambda`` over a file's ``lambda``)."""
     merged = copy.deepcopy(cfg)
     for key, value in (overrides or {}).items():
         if key in SECTIONS:
+            if key == "agent" and isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = _without_other_spellings(merged[key], value)
             if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
                 merged[key] = _deep_merge(merged[key], value)
             else:
                 merged[key] = copy.deepcopy(value)
         else:
-            merged.setdefault("agent", {})
+            merged["agent"] = _without_other_spellings(merged.get("agent") or {}, {key: value})
             merged["agent"] = _deep_merge(merged["agent"], {key: value})
     return merged
+
+
+def _without_other_spellings(agent: Mapping, overrides: Mapping) -> dict:
+    """``agent`` less the keys that ``overrides`` sets in their other spelling (skrl 1.4's or 2.x's)."""
+    other = {**SKRL2_RENAMES, **{key_14: key_2x for key_2x, key_14 in SKRL2_RENAMES.items()}}
+    dropped = {other[key] for key in overrides if key in other}
+    return {key: value for key, value in agent.items() if key not in dropped}
 
 
 def _deep_merge(base: Mapping, update: Mapping) -> dict:
