@@ -18,6 +18,7 @@ from skrl_like import logger
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import stored_next_states
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.io import atomic_write
 from skrl_like.core.memory_index import MemoryBase
@@ -82,6 +83,12 @@ class AgentCore:
     """
 
     checkpoint_extension = ""  # ".pt" (torch) or ".pickle" (JAX)
+    #: when the agent learns: the algorithm's :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or
+    #: :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`, set in its ``__init__``; ``None``: it never updates
+    schedule: Optional[Any] = None
+    #: whether the models are put in train mode for an update and back in eval mode after it (skrl's torch DQN, CEM
+    #: and tabular agents switch no modes: switching a torch model's mode walks all its submodules, twice per update)
+    switches_modes_at_update = True
     #: the memory is a replay sampled at random (off-policy agents), so several agents may share one (the trainers
     #: check it); a rollout memory, read whole by its agent's update, is never shared
     samples_memory_at_random = False
@@ -316,34 +323,7 @@ class AgentCore:
         self.checkpoint_modules[name] = preprocessor
         return preprocessor
 
-    def _store_transition(self, **sample: Any) -> None:
-        """Add one step to the memory and to every secondary memory."""
-        self.memory.add_samples(**sample)
-        for memory in self.secondary_memories:
-            memory.add_samples(**sample)
-
-    def _store_training_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """While training, store the transition (:meth:`_training_transition`)."""
-        if self.memory is None or not self.training:
-            return
-        self._store_transition(
-            **self._training_transition(
-                states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-            )
-        )
-
-    def _training_transition(
+    def transition_to_store(
         self,
         states: Any,
         actions: Any,
@@ -354,36 +334,49 @@ class AgentCore:
         infos: Any,
         timestep: Any,
         timesteps: int,
-    ) -> Dict[str, Any]:
-        """The sample a training step stores: the reward shaped by ``cfg["rewards_shaper"]``; a sub-environment that
-        finished stores its terminal observation as next state
-        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it. Array
-        operations only (pure with a pure shaper): the JAX ``CompiledTrainer`` traces it inside its scan."""
+    ) -> Transition:
+        """The :class:`~skrl_like.core.agents.transition.Transition` a training step stores: the reward shaped by
+        ``cfg["rewards_shaper"]``; a sub-environment that finished stores its terminal observation as next state
+        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it.
+
+        The one hook through which an algorithm changes what is stored: it extends the base's transition with named
+        arrays (``super().transition_to_store(...).with_extras(...)``, as AMP does), and ``record_transition`` stores
+        whatever this returns. Array operations only (pure with a pure shaper): the JAX ``CompiledTrainer`` traces it
+        inside its scan."""
         shaper = self.cfg.get("rewards_shaper")
         if shaper is not None:
             rewards = shaper(rewards, timestep, timesteps)
-        return {
-            "states": states,
-            "actions": actions,
-            "rewards": rewards,
-            "next_states": stored_next_states(next_states, infos),
-            "terminated": terminated,
-            "truncated": truncated,
-        }
+        return Transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
 
-    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> bool:
-        """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so (a
-        :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or an
-        :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`). ``switch_modes=False`` leaves the models' mode
-        alone (skrl's torch DQN; switching a torch model's mode walks all its submodules, twice per update).
+    def _store(self, transition: Transition) -> None:
+        """Add ``transition`` (its six fields and extras, by name) to the memory and to every secondary memory (none
+        without a memory)."""
+        if self.memory is None:
+            return
+        fields = transition.fields()
+        self.memory.add_samples(**fields)
+        for memory in self.secondary_memories:
+            memory.add_samples(**fields)
+
+    def _update_when_due(self, timestep: int, timesteps: int) -> bool:
+        """While training, run ``self._update`` when :attr:`schedule` says so, in train mode unless
+        :attr:`switches_modes_at_update` is ``False``.
 
         The one place every agent updates, so the trainer's update hooks (:attr:`trainer_hooks`) run here, around
         ``_update``, for every agent without code of its own; with none set nothing more is called.
 
         :return: whether it updated.
         """
-        if not (self.training and schedule.updates(timestep)):
+        if not (self.training and self.schedule.updates(timestep)):
             return False
+        switch_modes = self.switches_modes_at_update
         if switch_modes:
             self.set_mode("train")
         hooks = self.trainer_hooks
@@ -901,15 +894,30 @@ class AgentCore:
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Track episode statistics (only when writing to TensorBoard); algorithms then store the transition."""
+        """Track episode statistics and, while training, store the step's transition (:meth:`transition_to_store`)
+        in every memory (:meth:`_store`). Every agent stores through here; an algorithm changes what is stored by
+        extending :meth:`transition_to_store`, not this method."""
         if self._tracker is not None:
             self._tracker.record(rewards, terminated, truncated)
+        if self.training:
+            self._store(
+                self.transition_to_store(
+                    states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+                )
+            )
 
     def pre_interaction(self, timestep: int, timesteps: int) -> None:
         """Called before each interaction step (no-op for most algorithms)."""
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """Write checkpoints and TensorBoard data when their intervals come round."""
+        """While training, update when the algorithm's :attr:`schedule` says so (:meth:`_update_when_due`); then
+        write checkpoints and TensorBoard data when their intervals come round."""
+        if self.schedule is not None:
+            self._update_when_due(timestep, timesteps)
+        self._write_when_due(timestep, timesteps)
+
+    def _write_when_due(self, timestep: int, timesteps: int) -> None:
+        """Write checkpoints (and the best agent so far) and TensorBoard data when their intervals come round."""
         timestep += 1
         if timestep > 1 and self.checkpoint_interval > 0 and timestep % self.checkpoint_interval == 0:
             self._collect_episodes()
