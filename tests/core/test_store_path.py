@@ -170,3 +170,21 @@ def test_an_agent_without_a_schedule_never_updates():
     agent.init()
     agent.post_interaction(0, 10)
     assert agent.schedule is None
+
+
+def test_the_agent_base_holds_the_loop_and_its_bases_the_writing_checkpoints_and_run_state():
+    from skrl_like.core.agents import base
+    from skrl_like.core.agents.checkpointing import AgentCheckpoints
+    from skrl_like.core.agents.run_state import AgentRunState
+    from skrl_like.core.agents.tracking import AgentTracking
+    from skrl_like.torch.agents.base import Agent
+
+    assert Agent.__mro__[1:6] == (AgentCore, AgentRunState, AgentCheckpoints, AgentTracking, object)
+    loop = {"init", "act", "compute_action", "record_transition", "transition_to_store", "post_interaction"}
+    assert loop <= set(vars(AgentCore))
+    assert {"track_data", "write_tracking_data"} <= set(vars(AgentTracking))
+    assert {"write_checkpoint", "save", "load", "migrate"} <= set(vars(AgentCheckpoints))
+    assert {"run_state", "load_run_state"} <= set(vars(AgentRunState))
+    assert not (set(vars(AgentCore)) & {"track_data", "write_checkpoint", "save", "load", "run_state"})
+    # the names users and tests import from base.py stay there
+    assert base.TRACKING_HISTORY == 10_000 and base.RecentValues and base.Transition is Transition
