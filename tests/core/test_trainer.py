@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn as tnn
 
-import skrl_like.core.agents.base as agent_base
+import skrl_like.core.agents.tracking as agent_tracking
 import skrl_like.jax.agents.dqn as jax_dqn
 import skrl_like.jax.agents.ppo as jax_ppo
 import skrl_like.jax.envs.wrappers as jax_wrappers
@@ -422,7 +422,7 @@ def test_the_base_trainer_keeps_its_timesteps_fallback_of_zero(backend):
 
 def test_with_writing_off_each_tag_keeps_only_its_most_recent_values(backend, monkeypatch):
     # nothing clears tracking_data when write_interval is 0: a long run must not grow by a few values per update
-    monkeypatch.setattr(agent_base, "TRACKING_HISTORY", 3)
+    monkeypatch.setattr(agent_tracking, "TRACKING_HISTORY", 3)
     env = backend.cartpole(num_envs=2)
     agent = backend.dqn_agent(env, backend.memory(num_envs=2, rollouts=32))
     backend.trainers.SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12}).train()
@@ -436,7 +436,7 @@ def test_with_writing_off_each_tag_keeps_only_its_most_recent_values(backend, mo
 
 
 def test_with_writing_on_tracked_values_are_kept_until_the_next_write(backend, tmp_path, monkeypatch):
-    monkeypatch.setattr(agent_base, "TRACKING_HISTORY", 3)
+    monkeypatch.setattr(agent_tracking, "TRACKING_HISTORY", 3)
     env = backend.cartpole(num_envs=2)
     experiment = {"directory": str(tmp_path), "write_interval": 100, "checkpoint_interval": 0}
     agent = backend.dqn_agent(env, backend.memory(num_envs=2, rollouts=32), experiment)

@@ -309,6 +309,18 @@ def test_evaluation_plays_the_actor_without_random_actions_or_noise():
     torch.testing.assert_close(outputs["mean_actions"], clean)
 
 
+def test_ddpg_is_td3_with_one_critic_no_policy_delay_and_no_smoothing_behind_skrl_names():
+    from skrl_like.torch.agents.td3 import TD3
+
+    agent = make_ddpg()
+    assert isinstance(agent, TD3)
+    assert list(agent.checkpoint_modules) == [*ROLES, "policy_optimizer", "critic_optimizer"]
+    assert agent.critic is agent.models["critic"] and not hasattr(agent, "critic_2")
+    assert not {"policy_delay", "smooth_regularization_noise", "smooth_regularization_clip"} & set(DDPG_DEFAULT_CONFIG)
+    with pytest.raises(ValueError, match=r"Unknown key 'policy_delay' in DDPG cfg"):
+        make_ddpg(policy_delay=2)
+
+
 # -- save / load, determinism, runs ---------------------------------------------------------------------------------
 
 

@@ -1,75 +1,43 @@
-"""The backend-neutral half of ``Agent``: experiment directory, tracking, TensorBoard, checkpoints, hooks.
+"""The agent base every algorithm of both backends subclasses: the part the loop calls, in the order it calls it.
+
+``AgentCore`` holds the models and memories, the construction checks, ``init``, acting (``act``,
+``compute_action``), the interaction step (``record_transition`` stores the :class:`Transition` that
+``transition_to_store`` builds; ``post_interaction`` updates on the algorithm's ``schedule`` and then writes), and
+the learning rates. What it writes and saves lives beside it, in the bases it extends, one after the other:
+:class:`~skrl_like.core.agents.tracking.AgentTracking` (tracked values, TensorBoard, ``results.jsonl``),
+:class:`~skrl_like.core.agents.checkpointing.AgentCheckpoints` (checkpoint files, best agent, ``save``/``load``) and
+:class:`~skrl_like.core.agents.run_state.AgentRunState` (the whole state for an exact resume).
 
 A backend's ``Agent`` subclasses :class:`AgentCore` and supplies only what touches tensors:
 device parsing, placing models, reading/writing module states, and the episode-tracker buffers.
 """
 
-import collections
 import contextlib
-import datetime
 import os
-import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Iterable, Mapping, Optional, Tuple
 
 import gymnasium
 import numpy as np
 
 from skrl_like import logger
+from skrl_like.core.agents.checkpointing import _WORST_REWARD
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import check_memory_to_learn, stored_next_states
+from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
+from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import did_you_mean
-from skrl_like.core.io import atomic_write
-from skrl_like.core.memory_index import MemoryBase
 from skrl_like.core.network_definition import NetworkInputError
-from skrl_like.core.results import RESULTS_FILE, append_result_row
 from skrl_like.core.spaces import compute_space_size
-from skrl_like.core.tensorboard import SummaryWriter
-from skrl_like.core.tracking import EpisodeTracker
 
-_WORST_REWARD = -(2**31)
-# with TensorBoard writing off, each tag keeps its most recent values only (between this and twice this many)
-TRACKING_HISTORY = 10_000
+__all__ = ["AgentCore", "RecentValues", "TRACKING_HISTORY", "Transition", "_NOT_RUN_STATE", "_WORST_REWARD"]
+
 # the timestep compute_action acts at: past every warm-up (random_timesteps) and exploration decay, inside int32
 _DEPLOYMENT_TIMESTEP = 2**30
 
-# attributes a resume does not take from the checkpoint: derived from the trainer's configuration (the intervals),
-# set by the loop (the running mode, the results clock) or naming where this process writes
-_NOT_RUN_STATE = frozenset(
-    {
-        "write_interval",
-        "checkpoint_interval",
-        "checkpoint_store_separately",
-        "checkpoint_memory",
-        "cfg",
-        "result_listeners",
-        "trainer_hooks",
-        "training",
-        "environments_per_timestep",
-        "_results_clock",
-    }
-)
-# how deep a container attribute (a dict of lists, a tuple of arrays) is looked into for plain values
-_MAX_PLAIN_DEPTH = 6
 
-
-class RecentValues(list):
-    """A tag's tracked values when nothing writes them (``write_interval`` 0): a list that keeps its newest
-    :data:`TRACKING_HISTORY` to twice that many values, so a long run without TensorBoard does not grow by a few
-    floats per update (inspecting ``agent.tracking_data`` after a short run works as before)."""
-
-    def append(self, value: Any) -> None:
-        super().append(value)
-        if len(self) > 2 * TRACKING_HISTORY:  # trimmed in blocks: amortised O(1) per value
-            del self[:-TRACKING_HISTORY]
-
-    def extend(self, values: Iterable[Any]) -> None:
-        super().extend(values)
-        if len(self) > 2 * TRACKING_HISTORY:
-            del self[:-TRACKING_HISTORY]
-
-
-class AgentCore:
+class AgentCore(AgentRunState):
     """Base class of every agent (see a backend's ``Agent`` for the public signature).
 
     :param models: ``{role: model}``; ``None`` values are allowed (an absent optional model).
@@ -86,7 +54,12 @@ class AgentCore:
     (functions handed every ``results.jsonl`` row: the progress bar, ``on_train_result``, curriculum, Tune).
     """
 
-    checkpoint_extension = ""  # ".pt" (torch) or ".pickle" (JAX)
+    #: when the agent learns: the algorithm's :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or
+    #: :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`, set in its ``__init__``; ``None``: it never updates
+    schedule: Optional[Any] = None
+    #: whether the models are put in train mode for an update and back in eval mode after it (skrl's torch DQN, CEM
+    #: and tabular agents switch no modes: switching a torch model's mode walks all its submodules, twice per update)
+    switches_modes_at_update = True
     #: the memory is a replay sampled at random (off-policy agents), so several agents may share one (the trainers
     #: check it); a rollout memory, read whole by its agent's update, is never shared
     samples_memory_at_random = False
@@ -123,33 +96,10 @@ class AgentCore:
         self._check_model_spaces()
 
         experiment = self.cfg.get("experiment", {})
-        self.tracking_data: Dict[str, list] = collections.defaultdict(list)
-        self.write_interval: Union[int, str] = experiment.get("write_interval", "auto")
-        self.checkpoint_interval: Union[int, str] = experiment.get("checkpoint_interval", "auto")
-        self.checkpoint_store_separately = experiment.get("store_separately", False)
-        self.checkpoint_modules: Dict[str, Any] = {}
-        self.checkpoint_best_modules = {"timestep": 0, "reward": _WORST_REWARD, "saved": False, "modules": {}}
+        self._setup_tracking(experiment)
+        self._setup_checkpoints(experiment)
         self.training = True
-        self.writer: Optional[SummaryWriter] = None
-        self._tracker: Optional[EpisodeTracker] = None
-        #: functions called with every ``results.jsonl`` row (a dict) right after it is written
-        #: (:meth:`add_result_listener`, :meth:`remove_result_listener`)
-        self.result_listeners: List[Callable[[Dict[str, Any]], None]] = []
-        #: the trainer's hooks at this agent's updates and results writes (a
-        #: :class:`~skrl_like.core.callbacks.AgentHooks`), set through :meth:`set_trainer_hooks` while a trainer trains
-        #: with update callbacks or evaluation; ``None`` otherwise, so that nothing is called
-        self.trainer_hooks: Optional[Any] = None
-        #: environments this agent steps per timestep (set by the trainer; rows report env steps from it)
-        self.environments_per_timestep = 1
-        self._results_clock: Optional[Tuple[int, float]] = None  # (timestep, time) of the last row or the run start
-        self.checkpoint_memory: Union[str, bool] = experiment.get("checkpoint_memory", "auto")
         self._initialized = False  # init() ran (a trainer calls it; compute_action calls it when no trainer did)
-
-        directory = experiment.get("directory", "") or os.path.join(os.getcwd(), "runs")
-        name = experiment.get("experiment_name", "") or "{}_{}".format(
-            datetime.datetime.now().strftime("%y-%m-%d_%H-%M-%S-%f"), type(self).__name__
-        )
-        self.experiment_dir = os.path.join(directory, name)
 
     # -- backend hooks ---------------------------------------------------------------------------------------
 
@@ -162,39 +112,6 @@ class AgentCore:
     def _broadcast_models(self) -> None:
         """In a distributed run, give every model the parameters of process 0's, once, before the algorithm builds
         its optimizers and copies its targets: every agent starts data-parallel learning from the same point."""
-
-    def _get_internal_value(self, module: Any) -> Any:
-        """The savable state of a checkpoint module."""
-        raise NotImplementedError
-
-    def _copy_state(self, state: Any) -> Any:
-        raise NotImplementedError
-
-    def _write_states(self, states: Any, file: Any) -> None:
-        """Serialize ``states`` (a module state or a dict of them) into an open binary file."""
-        raise NotImplementedError
-
-    def _write_module(self, state: Any, file: Any) -> None:
-        """Write one module's state (``store_separately``) in the format its ``Model.load`` reads."""
-        self._write_states(state, file)
-
-    def _read_states(self, path: str) -> Any:
-        raise NotImplementedError
-
-    def _check_state(self, name: str, module: Any, state: Any) -> Any:
-        """Check that ``state`` fits ``module`` without changing anything; return it ready for :meth:`_restore_state`.
-
-        :raises ValueError: naming every entry whose key, shape or dtype differs (wrapped by :meth:`load`).
-        :raises NotImplementedError: ``module`` cannot load a state.
-        """
-        raise NotImplementedError
-
-    def _restore_state(self, name: str, module: Any, state: Any) -> None:
-        """Load a state that :meth:`_check_state` returned into ``module``."""
-        raise NotImplementedError
-
-    def _make_tracker(self, capacity: int) -> EpisodeTracker:
-        raise NotImplementedError
 
     def _observations_to_backend(self, space: gymnasium.Space, observations: Any) -> Any:
         """A batch of observations of ``space`` (NumPy values) as the flat ``(batch, size)`` array or tensor the
@@ -373,34 +290,7 @@ class AgentCore:
         self.checkpoint_modules[name] = preprocessor
         return preprocessor
 
-    def _store_transition(self, **sample: Any) -> None:
-        """Add one step to the memory and to every secondary memory."""
-        self.memory.add_samples(**sample)
-        for memory in self.secondary_memories:
-            memory.add_samples(**sample)
-
-    def _store_training_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """While training, store the transition (:meth:`_training_transition`)."""
-        if self.memory is None or not self.training:
-            return
-        self._store_transition(
-            **self._training_transition(
-                states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-            )
-        )
-
-    def _training_transition(
+    def transition_to_store(
         self,
         states: Any,
         actions: Any,
@@ -411,36 +301,49 @@ class AgentCore:
         infos: Any,
         timestep: Any,
         timesteps: int,
-    ) -> Dict[str, Any]:
-        """The sample a training step stores: the reward shaped by ``cfg["rewards_shaper"]``; a sub-environment that
-        finished stores its terminal observation as next state
-        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it. Array
-        operations only (pure with a pure shaper): the JAX ``CompiledTrainer`` traces it inside its scan."""
+    ) -> Transition:
+        """The :class:`~skrl_like.core.agents.transition.Transition` a training step stores: the reward shaped by
+        ``cfg["rewards_shaper"]``; a sub-environment that finished stores its terminal observation as next state
+        (:func:`~skrl_like.core.agents.off_policy.stored_next_states`), so a truncation bootstraps from it.
+
+        The one hook through which an algorithm changes what is stored: it extends the base's transition with named
+        arrays (``super().transition_to_store(...).with_extras(...)``, as AMP does), and ``record_transition`` stores
+        whatever this returns. Array operations only (pure with a pure shaper): the JAX ``CompiledTrainer`` traces it
+        inside its scan."""
         shaper = self.cfg.get("rewards_shaper")
         if shaper is not None:
             rewards = shaper(rewards, timestep, timesteps)
-        return {
-            "states": states,
-            "actions": actions,
-            "rewards": rewards,
-            "next_states": stored_next_states(next_states, infos),
-            "terminated": terminated,
-            "truncated": truncated,
-        }
+        return Transition(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            next_states=stored_next_states(next_states, infos),
+            terminated=terminated,
+            truncated=truncated,
+        )
 
-    def _update_when_due(self, schedule: Any, timestep: int, timesteps: int, switch_modes: bool = True) -> bool:
-        """While training, run ``self._update`` in train mode when ``schedule.updates(timestep)`` says so (a
-        :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or an
-        :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`). ``switch_modes=False`` leaves the models' mode
-        alone (skrl's torch DQN; switching a torch model's mode walks all its submodules, twice per update).
+    def _store(self, transition: Transition) -> None:
+        """Add ``transition`` (its six fields and extras, by name) to the memory and to every secondary memory (none
+        without a memory)."""
+        if self.memory is None:
+            return
+        fields = transition.fields()
+        self.memory.add_samples(**fields)
+        for memory in self.secondary_memories:
+            memory.add_samples(**fields)
+
+    def _update_when_due(self, timestep: int, timesteps: int) -> bool:
+        """While training, run ``self._update`` when :attr:`schedule` says so, in train mode unless
+        :attr:`switches_modes_at_update` is ``False``.
 
         The one place every agent updates, so the trainer's update hooks (:attr:`trainer_hooks`) run here, around
         ``_update``, for every agent without code of its own; with none set nothing more is called.
 
         :return: whether it updated.
         """
-        if not (self.training and schedule.updates(timestep)):
+        if not (self.training and self.schedule.updates(timestep)):
             return False
+        switch_modes = self.switches_modes_at_update
         if switch_modes:
             self.set_mode("train")
         hooks = self.trainer_hooks
@@ -485,388 +388,12 @@ class AgentCore:
 
         if self.cfg.get("experiment", {}).get("wandb", False) and not self._is_distributed_worker():
             self._init_wandb(trainer_cfg)
-        if self.write_interval > 0:
-            self.writer = SummaryWriter(log_dir=self.experiment_dir)
-            self._tracker = self._make_tracker(min(self.write_interval, 4096))
-        else:  # never cleared by a write: keep the recent values only
-            recent = collections.defaultdict(RecentValues)
-            recent.update((tag, RecentValues(values)) for tag, values in self.tracking_data.items())
-            self.tracking_data = recent
+        self._start_writing()
         if self.checkpoint_interval > 0:
             os.makedirs(os.path.join(self.experiment_dir, "checkpoints"), exist_ok=True)
 
     def _is_distributed_worker(self) -> bool:
         return False
-
-    def _init_wandb(self, trainer_cfg: Mapping[str, Any]) -> None:
-        import copy
-
-        import wandb  # optional dependency, imported only when asked for
-
-        kwargs = copy.deepcopy(self.cfg["experiment"].get("wandb_kwargs", {}))
-        kwargs.setdefault("name", os.path.basename(self.experiment_dir))
-        kwargs.setdefault("sync_tensorboard", True)
-        kwargs.setdefault("config", {})
-        kwargs["config"].update({**self.cfg, **trainer_cfg})
-        wandb.init(**kwargs)
-
-    def track_data(self, tag: str, value: Any) -> None:
-        """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
-
-        ``value`` may be a device scalar: it is converted only when written, so tracking never syncs.
-        """
-        self.tracking_data[tag].append(value)
-
-    def write_tracking_data(self, timestep: int, timesteps: int) -> None:
-        """Write the reduced tracking data at ``timestep`` to TensorBoard and as one ``results.jsonl`` row, clear it,
-        and hand the row to every function in :attr:`result_listeners`. The trainer's :attr:`trainer_hooks` run
-        first (evaluation during training: its results go into this row)."""
-        if self.trainer_hooks is not None:
-            self.trainer_hooks.before_write(self, timestep)
-        self._collect_episodes()
-        row: Dict[str, Any] = {}
-        for tag, values in self.tracking_data.items():
-            numbers = [float(v) for v in values]
-            if tag.endswith("(min)"):
-                value = np.min(numbers)
-            elif tag.endswith("(max)"):
-                value = np.max(numbers)
-            else:
-                value = np.mean(numbers)
-            row[tag] = float(value)
-            if self.writer is not None:
-                self.writer.add_scalar(tag, value, timestep)
-        if self.writer is not None:
-            self.writer.flush()
-        self.tracking_data.clear()
-        self._write_result_row(timestep, row)
-
-    # -- what a trainer plugs in (the agent's extension points) ---------------------------------------------------
-
-    def set_trainer_hooks(self, hooks: Optional[Any]) -> Optional[Any]:
-        """Run ``hooks`` (a :class:`~skrl_like.core.callbacks.AgentHooks`) around each update and before each results
-        row from now on; ``None`` runs nothing. Returns the hooks set before, so a caller can put them back."""
-        previous, self.trainer_hooks = self.trainer_hooks, hooks
-        return previous
-
-    def add_result_listener(self, listener: Callable[[Dict[str, Any]], None]) -> None:
-        """Call ``listener(row)`` with every ``results.jsonl`` row (a dict) right after it is written."""
-        self.result_listeners.append(listener)
-
-    def remove_result_listener(self, listener: Callable[[Dict[str, Any]], None]) -> None:
-        """Stop calling ``listener`` (added by :meth:`add_result_listener`); a listener not added is ignored."""
-        if listener in self.result_listeners:
-            self.result_listeners.remove(listener)
-
-    def mark_run_start(self, timestep: int) -> None:
-        """Start the clock of the ``env_steps_per_second`` column at ``timestep`` (the trainer calls it when a loop
-        starts, so that a row's rate covers stepping only, not the set-up)."""
-        self._results_clock = (int(timestep), time.perf_counter())
-
-    def _write_result_row(self, timestep: int, values: Dict[str, float]) -> None:
-        """One ``results.jsonl`` row: the step counters, the wall time, the env-steps rate since the previous row (or
-        the run's start), then the reduced tracked values; appended while TensorBoard writing is on."""
-        now = time.perf_counter()
-        start_timestep, start_time = self._results_clock or (timestep, now)
-        elapsed = now - start_time
-        rate = (timestep - start_timestep) * self.environments_per_timestep / elapsed if elapsed > 0 else None
-        self._results_clock = (timestep, now)
-        row = {
-            "timestep": int(timestep),
-            "env_steps": int(timestep) * self.environments_per_timestep,
-            "wall_time": time.time(),
-            "env_steps_per_second": rate,
-            **values,
-        }
-        if self.writer is not None:
-            append_result_row(os.path.join(self.experiment_dir, RESULTS_FILE), row)
-        for listener in self.result_listeners:
-            listener(row)
-
-    def _collect_episodes(self) -> None:
-        if self._tracker is not None:
-            for tag, values in self._tracker.collect().items():
-                self.tracking_data[tag].extend(values)
-
-    def write_checkpoint(self, timestep: Optional[int], timesteps: int) -> None:
-        """Write the checkpoint modules to ``<experiment_dir>/checkpoints/`` (atomically), and the best ones."""
-        tag = str(timestep) if timestep is not None else datetime.datetime.now().strftime("%y-%m-%d_%H-%M-%S-%f")
-        directory = os.path.join(self.experiment_dir, "checkpoints")
-        ext = self.checkpoint_extension
-        if self.checkpoint_store_separately:
-            for name, module in self.checkpoint_modules.items():
-                self._write_file(os.path.join(directory, f"{name}_{tag}{ext}"), self._get_internal_value(module), True)
-        else:
-            states = {name: self._get_internal_value(module) for name, module in self.checkpoint_modules.items()}
-            self._write_file(os.path.join(directory, f"agent_{tag}{ext}"), states)
-
-        best = self.checkpoint_best_modules
-        if best["modules"] and not best["saved"]:
-            if self.checkpoint_store_separately:
-                for name, state in best["modules"].items():
-                    self._write_file(os.path.join(directory, f"best_{name}{ext}"), state, True)
-            else:
-                self._write_file(os.path.join(directory, f"best_agent{ext}"), best["modules"])
-            best["saved"] = True
-
-    def _write_file(self, path: str, states: Any, one_module: bool = False) -> None:
-        write = self._write_module if one_module else self._write_states
-        atomic_write(path, lambda file: write(states, file))
-
-    def save(self, path: str) -> None:
-        """Save every checkpoint module to ``path`` (written atomically: an existing file is never torn)."""
-        self._write_file(path, {name: self._get_internal_value(m) for name, m in self.checkpoint_modules.items()})
-
-    def load(self, path: str) -> None:
-        """Load a file written by :meth:`save` or a whole-agent checkpoint.
-
-        :raises FileNotFoundError: ``path`` does not exist.
-        :raises ValueError: the file is corrupt, not an agent checkpoint, or does not match this agent; every module
-            is checked (keys, shapes, dtypes) before any is loaded, so then the agent is left unchanged.
-        """
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"Checkpoint '{path}' does not exist")
-        try:
-            states = self._read_states(path)
-        except Exception as error:
-            raise ValueError(
-                f"Checkpoint '{path}' could not be read ({type(error).__name__}: {error}); "
-                "the file is corrupt or was not written by Agent.save / a checkpoint"
-            ) from error
-        if not isinstance(states, dict):
-            raise ValueError(
-                f"Checkpoint '{path}' holds a {type(states).__name__}, not an agent's modules; "
-                "to load one model's weights use model.load(path)"
-            )
-        unknown = sorted(set(states) - set(self.checkpoint_modules))
-        if unknown and not set(states) & set(self.checkpoint_modules):
-            raise ValueError(
-                f"Checkpoint '{path}' has modules {sorted(states)}, none of which this "
-                f"{type(self).__name__} has ({sorted(self.checkpoint_modules)})"
-            )
-        # every module is checked before any is changed: a mismatch leaves the whole agent as it was
-        checked, mismatches = {}, []
-        for name, state in states.items():
-            if name not in self.checkpoint_modules:
-                continue
-            try:
-                checked[name] = self._check_state(name, self.checkpoint_modules[name], state)
-            except (RuntimeError, ValueError, KeyError, TypeError) as error:
-                mismatches.append(f"'{name}' module ({error})")
-        if mismatches:
-            raise ValueError(
-                f"Checkpoint '{path}' does not match this agent's {' and '.join(mismatches)}; nothing was loaded: "
-                "build the agent with the models, preprocessors and optimizers of the agent that saved it"
-            )
-        for name in unknown:
-            logger.warning(f"Cannot load the '{name}' module: {type(self).__name__} has no such module")
-        for name in sorted(set(self.checkpoint_modules) - set(states)):
-            logger.warning(f"Checkpoint '{path}' has no '{name}' module: it keeps its current state")
-        for name, state in checked.items():
-            self._restore_state(name, self.checkpoint_modules[name], state)
-
-    # -- full-state checkpoints (trainer.save / trainer.restore) -----------------------------------------------
-
-    def _saves_memory_contents(self, memory: Any) -> bool:
-        """``cfg["experiment"]["checkpoint_memory"]``: ``True``/``False`` always/never save the memory contents;
-        ``"auto"`` saves those of a replay (:attr:`samples_memory_at_random`: the data off-policy agents learn from)
-        and those of any other agent's memory only in the middle of a rollout (at a rollout's end every row is
-        rewritten before it is read again, so nothing of it is needed)."""
-        if self.checkpoint_memory != "auto":
-            return bool(self.checkpoint_memory)
-        return self.samples_memory_at_random or bool(memory.memory_index or memory.env_index)
-
-    def _is_array(self, value: Any) -> bool:
-        """Backend: ``value`` is one of the backend's arrays (not a trainable parameter)."""
-        return False
-
-    def _encode_state(self, state: Any) -> Any:
-        """Backend: a module state as it is pickled into a run checkpoint (read back by :meth:`_check_state`)."""
-        return state
-
-    def _assign_attribute(self, owner: Any, name: str, value: Any) -> None:
-        """Backend: restore one plain attribute (torch copies into a same-shaped tensor, so views stay valid)."""
-        object.__setattr__(owner, name, value)
-
-    def _stateful_attributes(self) -> Dict[str, Any]:
-        """Backend: attributes with a state of their own outside ``checkpoint_modules`` (e.g. torch learning-rate
-        schedulers), saved with :meth:`_get_internal_value` and restored like checkpoint modules."""
-        return {}
-
-    def _is_plain(self, value: Any, depth: int = 0) -> bool:
-        """Numbers, arrays, keys and containers of them: what a run checkpoint copies attribute by attribute."""
-        if value is None or isinstance(value, (bool, int, float, complex, np.generic, np.ndarray)):
-            return True
-        if self._is_array(value):
-            return True
-        if depth >= _MAX_PLAIN_DEPTH:
-            return False
-        if isinstance(value, (list, tuple)):
-            return all(isinstance(item, str) or self._is_plain(item, depth + 1) for item in value)
-        if isinstance(value, dict):
-            return all(
-                isinstance(key, (str, int)) and (isinstance(item, str) or self._is_plain(item, depth + 1))
-                for key, item in value.items()
-            )
-        return False
-
-    def _helper_objects(self) -> Dict[str, Any]:
-        """The agent's own helper objects (schedules, noises, the episode tracker, ...): instances of skrl_like
-        classes held as attributes that are neither modules, memories nor agents; their plain attributes are saved."""
-        module_ids = {id(module) for module in self.checkpoint_modules.values()}
-        module_ids.update(id(model) for model in self.models.values() if model is not None)
-        helpers = {}
-        for name, value in vars(self).items():
-            module = type(value).__module__ or ""
-            if (
-                name not in _NOT_RUN_STATE  # e.g. the trainer's hooks
-                and module.startswith("skrl_like.")
-                and id(value) not in module_ids
-                and not isinstance(value, (AgentCore, MemoryBase, SummaryWriter, type))
-                and not callable(value)
-                and hasattr(value, "__dict__")
-            ):
-                helpers[name] = value
-        return helpers
-
-    def _plain_attributes(self, owner: Any, skip: Iterable[str] = ()) -> Dict[str, Any]:
-        skip = set(skip)
-        return {
-            name: value
-            for name, value in vars(owner).items()
-            if name not in skip and not isinstance(value, str) and self._is_plain(value)
-        }
-
-    def _memories(self) -> Dict[str, Any]:
-        """The agent's memories by attribute name (``memory``, ``secondary_memories/0``, e.g. AMP's ``reply_buffer``)."""
-        found = {}
-        for name, value in vars(self).items():
-            if isinstance(value, MemoryBase):
-                found[name] = value
-            elif isinstance(value, (list, tuple)):
-                found.update({f"{name}/{i}": item for i, item in enumerate(value) if isinstance(item, MemoryBase)})
-        return found
-
-    def _state_modules(self) -> Dict[str, Any]:
-        """Every module a run checkpoint saves: the checkpoint modules, models that are not among them, and the
-        backend's stateful attributes (learning-rate schedulers)."""
-        modules = {name: module for name, module in self.checkpoint_modules.items() if not isinstance(module, Mapping)}
-        known = {id(module) for module in modules.values()}
-        for role, model in self.models.items():
-            if model is not None and not isinstance(model, Mapping) and id(model) not in known:
-                modules[f"models/{role}"] = model
-                known.add(id(model))
-        for name, value in self._stateful_attributes().items():
-            if id(value) not in known:
-                modules[f"attributes/{name}"] = value
-        return modules
-
-    def run_state(self) -> Dict[str, Any]:
-        """Everything an exact resume needs from this agent, as one picklable dict (see :mod:`skrl_like.core.checkpoints`).
-
-        Collected generically, so every agent has it without code of its own: the states of its modules
-        (checkpoint modules, models, learning-rate schedulers), the plain attributes (counters, key streams, the
-        JAX learning rate a KL-adaptive schedule changed, tracked data, the best checkpoint so far) of the agent and
-        of its helper objects (schedules, noises, episode tracker), the memory contents where
-        :meth:`_saves_memory_contents` says so (the write cursor always), and the learners of a
-        multi-agent algorithm.
-        """
-        memories = {}
-        for name, memory in self._memories().items():
-            contents = self._saves_memory_contents(memory)
-            memories[name] = memory.run_state(contents=contents)
-            if not contents and "rollouts" in self.cfg and (memory.memory_index or memory.env_index):
-                logger.warning(
-                    f"{type(self).__name__}: the checkpoint is taken in the middle of a rollout and "
-                    "cfg['experiment']['checkpoint_memory'] is False, so a resumed run collects a different rollout; "
-                    "leave it 'auto' (or True) for an exact resume"
-                )
-        modules = self._state_modules()
-        return {
-            "class": type(self).__name__,
-            "modules": {name: self._encode_state(self._get_internal_value(module)) for name, module in modules.items()},
-            "module_classes": {name: type(module).__name__ for name, module in modules.items()},
-            "attributes": self._plain_attributes(self, skip=_NOT_RUN_STATE),
-            "helpers": {name: self._plain_attributes(helper) for name, helper in self._helper_objects().items()},
-            "memories": memories,
-            "learners": {uid: learner.run_state() for uid, learner in getattr(self, "learners", {}).items()},
-        }
-
-    def load_run_state(self, state: Mapping[str, Any], where: str = "") -> None:
-        """Load what :meth:`run_state` returned (in another process, into an agent built the same way).
-
-        Everything is checked before anything is changed.
-
-        :raises ValueError: naming what does not match (the agent's class, module names, shapes or dtypes, memory
-            tensors); the agent is then left unchanged.
-        """
-        self._load_run_state(self._check_run_state(state, where or type(self).__name__))
-
-    def _check_run_state(self, state: Mapping[str, Any], where: str) -> List[Callable[[], None]]:
-        """Check ``state`` against this agent and return the assignments that load it."""
-        name = type(self).__name__
-        if state.get("class") != name:
-            raise ValueError(f"{where}: the checkpoint holds a {state.get('class')} agent, this is a {name}")
-        modules = self._state_modules()
-        saved = state["modules"]
-        problems = []
-        if set(saved) != set(modules):
-            missing, extra = sorted(set(modules) - set(saved)), sorted(set(saved) - set(modules))
-            problems.append(f"modules differ (missing in the checkpoint: {missing}, only in the checkpoint: {extra})")
-        actions: List[Callable[[], None]] = []
-        for module_name in sorted(set(saved) & set(modules)):
-            module = modules[module_name]
-            saved_class = state["module_classes"][module_name]
-            if saved_class != type(module).__name__:
-                problems.append(f"'{module_name}' is a {saved_class} in the checkpoint, a {type(module).__name__} here")
-                continue
-            try:
-                checked = self._check_state(module_name, module, saved[module_name])
-            except (RuntimeError, ValueError, KeyError, TypeError, NotImplementedError) as error:
-                problems.append(f"module '{module_name}' ({error})")
-                continue
-            actions.append(lambda n=module_name, m=module, c=checked: self._restore_state(n, m, c))
-        memories = self._memories()
-        if set(state["memories"]) != set(memories):
-            problems.append(f"memories differ (checkpoint: {sorted(state['memories'])}, here: {sorted(memories)})")
-        for memory_name in sorted(set(state["memories"]) & set(memories)):
-            try:
-                memories[memory_name].check_run_state(state["memories"][memory_name])
-            except ValueError as error:
-                problems.append(f"memory '{memory_name}' ({error})")
-                continue
-            actions.append(lambda m=memories[memory_name], s=state["memories"][memory_name]: m.load_run_state(s))
-        learners = getattr(self, "learners", {})
-        if set(state.get("learners", {})) != set(learners):
-            problems.append(
-                f"agents differ (checkpoint: {sorted(state.get('learners', {}))}, here: {sorted(learners)})"
-            )
-        for uid in sorted(set(state.get("learners", {})) & set(learners)):
-            try:
-                actions.extend(learners[uid]._check_run_state(state["learners"][uid], f"{where} agent '{uid}'"))
-            except ValueError as error:
-                problems.append(str(error))
-        if problems:
-            raise ValueError(f"{where}: the checkpoint does not match this agent's {'; '.join(problems)}")
-        for attribute, value in state["attributes"].items():
-            if attribute not in _NOT_RUN_STATE:
-                actions.append(lambda a=attribute, v=value: self._assign_attribute(self, a, v))
-        helpers = self._helper_objects()
-        for helper_name, attributes in state["helpers"].items():
-            helper = helpers.get(helper_name)
-            if helper is None:  # e.g. no episode tracker in a process that does not write
-                continue
-            for attribute, value in attributes.items():
-                actions.append(lambda h=helper, a=attribute, v=value: self._assign_attribute(h, a, v))
-        return actions
-
-    @staticmethod
-    def _load_run_state(actions: List[Callable[[], None]]) -> None:
-        for action in actions:
-            action()
-
-    def migrate(self, path: str, name_map: Mapping = {}, auto_mapping: bool = True, verbose: bool = False) -> bool:
-        raise NotImplementedError(f"{type(self).__name__}.migrate (rl_games import) is not available in skrl_like")
 
     # -- learning rates at run time ------------------------------------------------------------------------------
 
@@ -978,32 +505,27 @@ class AgentCore:
         timestep: int,
         timesteps: int,
     ) -> None:
-        """Track episode statistics (only when writing to TensorBoard); algorithms then store the transition."""
+        """Track episode statistics and, while training, store the step's transition (:meth:`transition_to_store`)
+        in every memory (:meth:`_store`). Every agent stores through here; an algorithm changes what is stored by
+        extending :meth:`transition_to_store`, not this method."""
         if self._tracker is not None:
             self._tracker.record(rewards, terminated, truncated)
+        if self.training:
+            self._store(
+                self.transition_to_store(
+                    states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+                )
+            )
 
     def pre_interaction(self, timestep: int, timesteps: int) -> None:
         """Called before each interaction step (no-op for most algorithms)."""
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """Write checkpoints and TensorBoard data when their intervals come round."""
-        timestep += 1
-        if timestep > 1 and self.checkpoint_interval > 0 and timestep % self.checkpoint_interval == 0:
-            self._collect_episodes()
-            reward = np.mean(self.tracking_data.get("Reward / Total reward (mean)", [_WORST_REWARD]))
-            if reward > self.checkpoint_best_modules["reward"]:
-                self.checkpoint_best_modules.update(
-                    timestep=timestep,
-                    reward=reward,
-                    saved=False,
-                    modules={
-                        name: self._copy_state(self._get_internal_value(module))
-                        for name, module in self.checkpoint_modules.items()
-                    },
-                )
-            self.write_checkpoint(timestep, timesteps)
-        if timestep > 1 and self.write_interval > 0 and timestep % self.write_interval == 0:
-            self.write_tracking_data(timestep, timesteps)
+        """While training, update when the algorithm's :attr:`schedule` says so (:meth:`_update_when_due`); then
+        write checkpoints and TensorBoard data when their intervals come round."""
+        if self.schedule is not None:
+            self._update_when_due(timestep, timesteps)
+        self._write_when_due(timestep, timesteps)
 
     def _update(self, timestep: int, timesteps: int) -> None:
         raise NotImplementedError

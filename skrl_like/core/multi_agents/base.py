@@ -20,6 +20,7 @@ import numpy as np
 
 from skrl_like import logger
 from skrl_like.core.agents.base import _WORST_REWARD, AgentCore
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import merge_config
 from skrl_like.core.spaces import compute_space_size
 
@@ -264,17 +265,27 @@ class MultiAgentCore(AgentCore):
             self._stored.append(uid)
 
     def _store_agent_transition(self, uid: str, *args: Any) -> None:
-        states, actions, rewards, next_states, terminated, truncated, agent_infos, _infos, timestep, timesteps = args
-        self.learners[uid]._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, agent_infos, timestep, timesteps
-        )
+        """While its learner trains, store one agent's transition (its learner's ``transition_to_store``) in its
+        memories."""
+        states, actions, rewards, next_states, terminated, truncated, agent_infos, infos, timestep, timesteps = args
+        learner = self.learners[uid]
+        if learner.training:
+            transition = learner.transition_to_store(
+                states, actions, rewards, next_states, terminated, truncated, agent_infos, timestep, timesteps
+            )
+            learner._store(self._agent_transition(uid, transition, infos))
+
+    def _agent_transition(self, uid: str, transition: Transition, infos: Any) -> Transition:
+        """Agent ``uid``'s transition as its memory stores it (``infos``: the step's, of every agent): as its learner
+        built it; MAPPO adds the shared states."""
+        return transition
 
     def post_interaction(self, timestep: int, timesteps: int) -> None:
         """While training, each learner that stored a transition this step updates when its rollout is full (an
         agent out of the episode collects nothing, so its rollout counter waits); then checkpoints and TensorBoard."""
         for uid in self._stored:
             learner = self.learners[uid]
-            learner._update_when_due(learner.schedule, timestep, timesteps)
+            learner._update_when_due(timestep, timesteps)
         self._stored = []
         MultiAgentCore._write_when_due(self, timestep, timesteps)
 
@@ -418,8 +429,12 @@ class SharedStatesMixin:
                 "environment's state before and after the step): train with a skrl_like trainer, which adds "
                 "env.state() there, or add them to infos yourself"
             )
-        self.learners[uid]._pending_shared = (infos["shared_states"], infos["shared_next_states"])
         super()._store_agent_transition(uid, *args)
+
+    def _agent_transition(self, uid: str, transition: Transition, infos: Any) -> Transition:
+        return transition.with_extras(
+            shared_states=infos["shared_states"], shared_next_states=infos["shared_next_states"]
+        )
 
 
 def check_shared_critic_spaces(learner: Any) -> None:

@@ -386,7 +386,7 @@ def replay_batches(replay: Replay, indices: jax.Array) -> Any:
 
 
 def replay_row(memory: Any, batch_type: Any, sample: Mapping[str, Any]) -> Any:
-    """One timestep of a training transition (:meth:`_training_transition`) as the memory stores it: the batch type
+    """One timestep of a training transition (:meth:`transition_to_store`'s fields) as the memory stores it: the batch type
     in the memory's dtypes and ``(num_envs, size)`` rows (pure)."""
     return batch_type(
         *(

@@ -189,32 +189,6 @@ class OnPolicyAgent(Agent):
             log_prob = packed[:, action_end:]
         return actions, log_prob, outputs
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (what the update needs besides is
-        computed there from the stored states, actions and next states)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update every ``rollouts`` steps; then write checkpoints and TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- the start of every update (pure, inside the compiled update) -------------------------------------------
 
     @staticmethod
@@ -292,7 +266,7 @@ class OnPolicyAgent(Agent):
         )
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_sample`` as ``act``, ``_training_transition`` and ``_rollout_step`` as ``record_transition``, ``_learn``)
+    # (``_sample`` as ``act``, ``transition_to_store`` and ``_rollout_step`` as ``record_transition``, ``_learn``)
 
     def _compiled_obstacles(self) -> List[str]:
         """The configured options that cannot run inside one compiled function, each with its fix."""
@@ -319,7 +293,7 @@ class OnPolicyAgent(Agent):
 
     def _rollout_step(self, sample: Mapping[str, Any]) -> Rollout:
         """One step of the rollout as the memory stores it (its dtypes and ``(num_envs, size)`` rows), from a
-        :meth:`_training_transition` sample: what a compiled scan stacks in place of the memory (pure)."""
+        :meth:`transition_to_store` transition's fields: what a compiled scan stacks in place of the memory (pure)."""
         num_envs = self.memory.num_envs
         return self._rollout_type(
             *(

@@ -4,7 +4,7 @@ With an environment written in JAX (:class:`~skrl_like.jax.envs.wrappers.GymnaxW
 needs the host: the run is ``lax.scan`` over updates of (``lax.scan`` over ``rollouts`` environment steps, then the
 agent's update), compiled once. The trainer composes the agent's own pure functions, the ones its Python hooks call
 under :class:`~skrl_like.jax.trainers.SequentialTrainer`, so the algorithm is written once: ``_sample`` (what ``act``
-runs), ``_training_transition`` and ``_rollout_step`` (what ``record_transition`` stores), and ``_learn`` (the
+runs), ``transition_to_store`` and ``_rollout_step`` (what ``record_transition`` stores), and ``_learn`` (the
 jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
 under both trainers.
 
@@ -440,11 +440,11 @@ class CompiledTrainer(Trainer):
         self, env_state: Any, states: jax.Array, actions: jax.Array, returns: jax.Array, lengths: jax.Array, timestep
     ) -> tuple:
         """One step of every sub-environment (traced): ``(env_state, step, sample, returns, lengths, ended)``, the
-        training transition the agent stores (``_training_transition``, as ``record_transition``), and the running
+        training transition the agent stores (``transition_to_store``, as ``record_transition``), and the running
         episodes' returns and lengths with ``ended`` = (done, return, length) of those that ended."""
         env_state, out = self.env.transition(env_state, actions)
         infos = {"final_states": out.final_states}
-        sample = self.agent._training_transition(
+        sample = self.agent.transition_to_store(
             states,
             actions,
             out.rewards,
@@ -454,7 +454,7 @@ class CompiledTrainer(Trainer):
             infos,
             timestep,
             self.timesteps,
-        )
+        ).fields()
         returns = returns + out.rewards[:, 0]
         lengths = lengths + 1
         done = jnp.logical_or(out.terminated, out.truncated)[:, 0]

@@ -104,32 +104,6 @@ class OnPolicyAgent(Agent):
                 actions, log_prob, outputs = self.policy.act(inputs, role="policy")
         return actions, log_prob, outputs
 
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (what the update needs besides is
-        computed there from the stored states and actions)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update every ``rollouts`` steps; then write checkpoints and TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- the start of every update ------------------------------------------------------------------------------
 
     def _evaluate_rollout(self, states: torch.Tensor, actions: torch.Tensor, last_states: torch.Tensor) -> Tuple:

@@ -1,33 +1,22 @@
-"""The half that Q-learning and SARSA share (torch): construction checks, acting, storing the step's transition and
-the vectorised table update; each algorithm supplies only :meth:`TabularAgent._next_actions`, the action whose value
+"""The half that Q-learning and SARSA share (torch): construction checks, acting, keeping the step's transition for
+the update (:attr:`TabularAgent.latest_transition`) and the vectorised table update; each algorithm supplies only :meth:`TabularAgent._next_actions`, the action whose value
 its TD target bootstraps from.
 
 The table is ``(num_envs, num_states, num_actions)``: one table per environment, all updated at once with advanced
 indexing (row ``e`` of the batch indexes table ``e``).
 """
 
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
 import torch
 
 from skrl_like.core.agents import tabular as neutral
 from skrl_like.core.agents.config import check_config
-from skrl_like.core.agents.off_policy import stored_next_states
 from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
-
-
-class TabularTransition(NamedTuple):
-    """The step ``record_transition`` hands to the update in ``post_interaction`` (which gets only the timesteps):
-    index tensors ``(N, 1)`` (int64), shaped rewards and episode ends ``(N, 1)``."""
-
-    states: torch.Tensor
-    actions: torch.Tensor
-    rewards: torch.Tensor
-    next_states: torch.Tensor
-    dones: torch.Tensor
 
 
 class TabularAgent(Agent):
@@ -45,6 +34,7 @@ class TabularAgent(Agent):
         (except skrl's ignored ``alpha``, dropped with a warning).
     """
 
+    switches_modes_at_update = False  # skrl switches no modes
     _default_config: dict = {}
     _learning_rates = {"learning_rate": ("_learning_rate", None)}  # the step size of the table update
 
@@ -72,7 +62,9 @@ class TabularAgent(Agent):
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._discount_factor = cfg["discount_factor"]
         self._learning_rate = cfg["learning_rate"]
-        self._transition: Optional[TabularTransition] = None
+        #: the step the next update learns from (the table learns from each step once, as it comes: this is its
+        #: one-step memory, filled by :meth:`_store` and emptied by the update); ``None`` once learned
+        self.latest_transition: Optional[Transition] = None
 
     def _apply_learning_rate(self, key: str, value: float) -> None:
         self._learning_rate = value
@@ -115,65 +107,26 @@ class TabularAgent(Agent):
             outputs = {**(outputs or {}), "mean_actions": greedy.view(-1, 1)}
         return actions, None, outputs
 
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, keep the step for the update (and add it to the memory, if
-        any); a sub-env that finished keeps its terminal observation as next state (``infos["final_states"]``)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        if not self.training:
-            return
-        neutral.check_batch_size(type(self).__name__, states.shape[0], self._env_ids.shape[0])
-        shaper = self.cfg["rewards_shaper"]
-        if shaper is not None:
-            rewards = shaper(rewards, timestep, timesteps)
-        next_states = stored_next_states(next_states, infos)
-        if self.memory is not None:
-            self._store_transition(
-                states=states,
-                actions=actions,
-                rewards=rewards,
-                next_states=next_states,
-                terminated=terminated,
-                truncated=truncated,
-            )
-        self._transition = TabularTransition(
-            states=states.long().view(-1, 1),
-            actions=actions.long().view(-1, 1),
-            rewards=rewards.view(-1, 1),
-            next_states=next_states.long().view(-1, 1),
-            # no bootstrap past an episode end, truncation included [compat]
-            dones=torch.logical_or(terminated, truncated).view(-1, 1),
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update the table at every timestep from ``learning_starts`` on; then write checkpoints and
-        TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False)  # skrl switches no modes
-        super().post_interaction(timestep, timesteps)
+    def _store(self, transition: Transition) -> None:
+        """Add the step to the memory, if any, and keep it as :attr:`latest_transition` for the update."""
+        neutral.check_batch_size(type(self).__name__, transition.states.shape[0], self._env_ids.shape[0])
+        super()._store(transition)
+        self.latest_transition = transition
 
     def _next_actions(self, q_table: torch.Tensor, next_states: torch.Tensor) -> torch.Tensor:
         """The actions ``(N, 1)`` at ``next_states`` whose values the TD target bootstraps from."""
         raise NotImplementedError
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        transition, self._transition = self._transition, None
+        transition, self.latest_transition = self.latest_transition, None
         if transition is None:  # nothing recorded while training since the last update
             return
         q_table = self.policy.table()
         env_ids = self._env_ids
-        states, actions, rewards, next_states, dones = transition
+        states, actions = transition.states.long().view(-1, 1), transition.actions.long().view(-1, 1)
+        rewards, next_states = transition.rewards.view(-1, 1), transition.next_states.long().view(-1, 1)
+        # no bootstrap past an episode end, truncation included [compat]
+        dones = torch.logical_or(transition.terminated, transition.truncated).view(-1, 1)
 
         # TD target, one environment's table per row
         next_actions = self._next_actions(q_table, next_states).long().view(-1, 1)

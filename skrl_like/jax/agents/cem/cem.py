@@ -167,36 +167,15 @@ class CEM(Agent):
             actions = np.asarray(actions)
         return actions, log_prob, outputs
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (the episodes are cut from the
-        stored episode ends at the update)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update (in train mode, as skrl's JAX CEM) at the end of every rollout from
-        ``learning_starts`` on (a rollout that ends before it only records which episodes run on into the next
-        one); then write checkpoints and TensorBoard data."""
-        if self.training and self.memory is not None:
-            if not self._update_when_due(self.schedule, timestep, timesteps):
-                if self.schedule.collected % self.schedule.rollouts == 0:
-                    self._end_rollout(*self._rewards_and_ends())
-        super().post_interaction(timestep, timesteps)
+    def _update_when_due(self, timestep: int, timesteps: int) -> bool:
+        """The base's update at the end of every rollout from ``learning_starts`` on; a rollout that ends before it
+        only records which episodes run on into the next one."""
+        if self.memory is None:
+            return False
+        updated = super()._update_when_due(timestep, timesteps)
+        if not updated and self.training and self.schedule.collected % self.schedule.rollouts == 0:
+            self._end_rollout(*self._rewards_and_ends())
+        return updated
 
     def _episode_ends(self) -> Any:
         """``(rollouts, num_envs)`` bools: the memory's ``terminated | truncated``."""

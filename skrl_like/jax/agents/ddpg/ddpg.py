@@ -208,32 +208,6 @@ class DDPG(Agent):
             actions, mean_actions = np.asarray(actions), np.asarray(mean_actions)
         return actions, None, {"mean_actions": mean_actions}
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition; a finished sub-environment stores
-        its terminal observation as next state (not the first observation of its next episode)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every timestep from ``learning_starts`` on; then write checkpoints and data."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- learning -----------------------------------------------------------------------------------------------
 
     def _critic_loss(self, critic_params: Any, states: jax.Array, actions: jax.Array, targets: jax.Array) -> jax.Array:
@@ -374,7 +348,7 @@ class DDPG(Agent):
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
     # (``_compiled_act`` is ``act``'s ``_deterministic_actions`` plus the exploration noise, drawn from the run's
-    # acting key instead of the host ``Noise``; ``_training_transition`` what ``record_transition`` stores, and
+    # acting key instead of the host ``Noise``; ``transition_to_store`` what ``record_transition`` stores, and
     # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
 
     _batch_type = Batch  # the replay's fields, in the order of sample_batches

@@ -221,33 +221,6 @@ class DQN(Agent):
             actions, greedy_actions = np.asarray(actions), np.asarray(greedy_actions)
         return actions, None, {**outputs, "mean_actions": greedy_actions}
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition; a sub-env that finished stores its
-        terminal observation as next state (``infos["final_states"]``), not the first one of its next episode."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every ``update_interval``-th timestep from ``learning_starts`` on; then write
-        checkpoints and TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- learning -----------------------------------------------------------------------------------------------
 
     def _next_values(self, learner: LearnerState, next_states: jax.Array) -> jax.Array:
@@ -361,7 +334,7 @@ class DQN(Agent):
         return tracked
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_act`` is ``act``'s ``_act``, ``_training_transition`` what ``record_transition`` stores, and
+    # (``_compiled_act`` is ``act``'s ``_act``, ``transition_to_store`` what ``record_transition`` stores, and
     # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
 
     _batch_type = Batch  # the replay's fields, in the order of sample_batches

@@ -246,32 +246,6 @@ class SAC(Agent):
             actions = np.asarray(actions)
         return actions, None, outputs
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
-        state is its terminal observation, so a truncated episode bootstraps from the state it reached)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every step from ``learning_starts`` on; then checkpoints and TensorBoard."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- learning -----------------------------------------------------------------------------------------------
 
     def _critic_loss(self, params: Any, critic: Any, role: str, batch: Batch, target_values: jax.Array) -> Tuple:
@@ -408,7 +382,7 @@ class SAC(Agent):
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_act`` is ``act``'s ``_sample``, ``_training_transition`` what ``record_transition`` stores, and
+    # (``_compiled_act`` is ``act``'s ``_sample``, ``transition_to_store`` what ``record_transition`` stores, and
     # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
 
     _batch_type = Batch  # the replay's fields, in the order of sample_batches

@@ -254,32 +254,6 @@ class TD3(Agent):
             actions = np.asarray(actions)
         return actions, None, outputs
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
-        state is its terminal observation)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every timestep from ``learning_starts``; then checkpoints and TensorBoard."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     # -- learning -----------------------------------------------------------------------------------------------
 
     def _critic_loss(
@@ -489,7 +463,7 @@ class TD3(Agent):
         return tracked
 
     # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_act`` is ``act``'s ``_policy_actions`` plus the exploration noise, ``_training_transition`` what
+    # (``_compiled_act`` is ``act``'s ``_policy_actions`` plus the exploration noise, ``transition_to_store`` what
     # ``record_transition`` stores, and ``_learn`` the update, on batches drawn from the replay kept as arrays in the
     # run's state; the noises are drawn from the run's keys instead of the host ``Noise`` objects)
 

@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from skrl_like.core.agents import amp as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, rollout_flag_names
 from skrl_like.core.agents.config import check_config, with_backend_keys
-from skrl_like.core.agents.off_policy import stored_next_states
 from skrl_like.core.agents.schedule import mini_batch_slices
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import merge_config
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.torch.agents.mechanics import (
@@ -233,7 +233,7 @@ class AMP(OnPolicyAgent):
             states = self._current_states
         return super().act(states, timestep, timesteps)
 
-    def record_transition(
+    def transition_to_store(
         self,
         states: torch.Tensor,
         actions: torch.Tensor,
@@ -244,37 +244,23 @@ class AMP(OnPolicyAgent):
         infos: Any,
         timestep: int,
         timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition with its AMP observation
-        (``infos["amp_obs"]``) and ``V(s_{t+1})``, zero where the episode terminated (``infos["terminate"]`` when the
-        environment reports it, IsaacGymEnvs' convention; else ``terminated``)."""
+    ) -> Transition:
+        """The base's transition (on ``collect_observation``'s states when it is given) with its AMP observation
+        (``infos["amp_obs"]``) and ``V(s_{t+1})``, zero where the episode terminated (``infos["terminate"]`` when
+        the environment reports it, IsaacGymEnvs' convention; else ``terminated``)."""
         if self._current_states is not None:
             states = self._current_states
-        # the base of OnPolicyAgent: episode statistics (the storing below adds AMP's tensors)
-        super(OnPolicyAgent, self).record_transition(
+        amp_states = self._amp_observations(infos, len(states))
+        transition = super().transition_to_store(
             states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
         )
-        if self.memory is None or not self.training:
-            return
-        amp_states = self._amp_observations(infos, len(states))
-        if self.cfg["rewards_shaper"] is not None:
-            rewards = self.cfg["rewards_shaper"](rewards, timestep, timesteps)
-        next_states = stored_next_states(next_states, infos)
         ended = infos["terminate"] if isinstance(infos, Mapping) and "terminate" in infos else terminated
         with torch.no_grad(), self._autocast():
-            next_values, _, _ = self.value.act(self._model_inputs(self._state_preprocessor(next_states)), role="value")
+            inputs = self._model_inputs(self._state_preprocessor(transition.next_states))
+            next_values, _, _ = self.value.act(inputs, role="value")
         next_values = self._value_preprocessor(next_values.float(), inverse=True)
         next_values = next_values * torch.as_tensor(ended, device=self.device).reshape(-1, 1).logical_not()
-        self._store_transition(
-            states=states,
-            actions=actions,
-            rewards=rewards,
-            next_states=next_states,
-            terminated=terminated,
-            truncated=truncated,
-            amp_states=amp_states,
-            next_values=next_values,
-        )
+        return transition.with_extras(amp_states=amp_states, next_values=next_values)
 
     def _amp_observations(self, infos: Any, num_envs: int) -> torch.Tensor:
         if not isinstance(infos, Mapping) or "amp_obs" not in infos:

@@ -42,6 +42,8 @@ class CEM(Agent):
         every value is checked against its documented type and range.
     """
 
+    switches_modes_at_update = False  # as skrl's torch CEM
+
     def __init__(
         self,
         models: Mapping[str, Any],
@@ -103,37 +105,15 @@ class CEM(Agent):
         with torch.no_grad(), self._autocast():
             return self.policy.act(inputs, role="policy")
 
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (the episodes are cut from the
-        stored episode ends at the update)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at the end of every rollout from ``learning_starts`` on (a rollout that ends
-        before it only records which episodes run on into the next one); then write checkpoints and TensorBoard
-        data."""
-        if self.training and self.memory is not None:
-            # no mode switch, as skrl's torch CEM
-            if not self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False):
-                if self.schedule.collected % self.schedule.rollouts == 0:
-                    self._end_rollout(*self._rewards_and_ends())
-        super().post_interaction(timestep, timesteps)
+    def _update_when_due(self, timestep: int, timesteps: int) -> bool:
+        """The base's update at the end of every rollout from ``learning_starts`` on; a rollout that ends before it
+        only records which episodes run on into the next one."""
+        if self.memory is None:
+            return False
+        updated = super()._update_when_due(timestep, timesteps)
+        if not updated and self.training and self.schedule.collected % self.schedule.rollouts == 0:
+            self._end_rollout(*self._rewards_and_ends())
+        return updated
 
     def _episode_ends(self) -> torch.Tensor:
         """``(rollouts, num_envs)`` bools: the memory's ``terminated | truncated``."""

@@ -47,6 +47,7 @@ class DQN(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    switches_modes_at_update = False  # as skrl's torch DQN
 
     _default_config = DQN_DEFAULT_CONFIG
 
@@ -123,33 +124,6 @@ class DQN(Agent):
             return random_actions, None, outputs
         self.track_data("Exploration / Exploration epsilon", epsilon)
         return epsilon_greedy(random_actions, greedy_actions, epsilon), None, outputs
-
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition; a sub-env that finished stores its
-        terminal observation as next state (``infos["final_states"]``), not the first one of its next episode."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every ``update_interval``-th timestep from ``learning_starts`` on; then write
-        checkpoints and TensorBoard data."""
-        self._update_when_due(self.schedule, timestep, timesteps, switch_modes=False)  # as skrl's torch DQN
-        super().post_interaction(timestep, timesteps)
 
     def _next_values(self, next_states: torch.Tensor) -> torch.Tensor:
         """DQN's bootstrap value: the target network's best Q-value, ``max_a Q_target(s', a)``."""

@@ -137,32 +137,6 @@ class SAC(Agent):
             actions, _, outputs = self.policy.act(inputs, role="policy")
         return actions, None, outputs
 
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
-        state is its terminal observation, so a truncated episode bootstraps from the state it reached)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every step from ``learning_starts`` on; then checkpoints and TensorBoard."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         learn_entropy = cfg["learn_entropy"]

@@ -5,9 +5,13 @@ policy and exploration noise, with three changes: two critics, the target being 
 target policy smoothing (clipped noise on the target policy's actions); and a policy step, with the polyak update of
 the three targets, only after every ``policy_delay``-th critic step. Each gradient step samples a fresh batch. The
 update follows skrl 1.4.3, including its sum (not mean) of the two critics' errors.
+
+DDPG is this class configured with one critic, a policy step after every critic step and no target policy smoothing
+(:class:`~skrl_like.torch.agents.ddpg.DDPG`, as Stable-Baselines3 writes ``DDPG(TD3)``).
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+import functools
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium
 import torch
@@ -46,8 +50,6 @@ TD3_DEFAULT_CONFIG = with_backend_keys(
     mixed_precision=False,  # enable automatic mixed precision for higher performance
 )
 
-ROLES = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
-
 
 class TD3(Agent):
     """Twin Delayed DDPG.
@@ -69,6 +71,16 @@ class TD3(Agent):
         "actor_learning_rate": ("policy_optimizer", "policy_scheduler"),
         "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
     }
+    _name = "TD3"  # in messages
+    _default_config = TD3_DEFAULT_CONFIG
+    #: the online critics (each with a ``target_<role>``): the TD target bootstraps from the smallest target value,
+    #: the critic loss sums their errors, the policy climbs the first one
+    _critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
+    #: the models whose non-finite parameters a failed update check names, in that order
+    _checked_roles: Tuple[str, ...] = ("policy", "critic_1", "critic_2")
+    #: track as ``Q1`` the first critic's values of the policy's actions (those of the policy loss) instead of each
+    #: critic's values of the batch: what skrl's DDPG tracks [compat]
+    _tracks_policy_q_values = False
 
     def __init__(
         self,
@@ -79,24 +91,23 @@ class TD3(Agent):
         device: Optional[Union[str, torch.device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg")
-        check_config(cfg, "TD3 cfg")
-        check_action_space("TD3", action_space, "Box")
+        name = self._name
+        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
+        check_config(cfg, f"{name} cfg")
+        check_action_space(name, action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
-        self._require_models(ROLES)
-        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
-        check_batch_size("TD3", cfg["batch_size"], self.memory)
+        critic_roles = self._critic_roles
+        roles = ("policy", "target_policy", *critic_roles, *(f"target_{role}" for role in critic_roles))
+        self._require_models(roles)
+        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=roles[2:])
+        check_batch_size(name, cfg["batch_size"], self.memory)
 
-        self.policy = self.models["policy"]
-        self.target_policy = self.models["target_policy"]
-        self.critic_1 = self.models["critic_1"]
-        self.critic_2 = self.models["critic_2"]
-        self.target_critic_1 = self.models["target_critic_1"]
-        self.target_critic_2 = self.models["target_critic_2"]
-        for role in ROLES:
+        # self.policy, self.target_policy, self.critic_1, self.target_critic_1, ... (DDPG: self.critic, ...)
+        for role in roles:
+            setattr(self, role, self.models[role])
             self.checkpoint_modules[role] = self.models[role]
-        for source in ("policy", "critic_1", "critic_2"):
-            init_target("TD3", self.models, f"target_{source}", source)
+        for source in ("policy", *critic_roles):
+            init_target(name, self.models, f"target_{source}", source)
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._critic_update_counter = 0
@@ -105,7 +116,7 @@ class TD3(Agent):
 
         # one optimizer for the policy, one for both critics (their joint gradient norm is clipped)
         self._policy_parameters = unique_parameters(self.policy)
-        self._critic_parameters = unique_parameters(self.critic_1, self.critic_2)
+        self._critic_parameters = unique_parameters(*(self.models[role] for role in critic_roles))
         self.policy_optimizer = torch.optim.Adam(self._policy_parameters, lr=cfg["actor_learning_rate"], fused=True)
         self.critic_optimizer = torch.optim.Adam(self._critic_parameters, lr=cfg["critic_learning_rate"], fused=True)
         self.checkpoint_modules["policy_optimizer"] = self.policy_optimizer
@@ -115,9 +126,19 @@ class TD3(Agent):
         self.critic_scheduler = scheduler(self.critic_optimizer, **scheduler_kwargs) if scheduler else None
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
-        if cfg["smooth_regularization_noise"] is None:
+        self._warn_about_settings()
+
+    def _warn_about_settings(self) -> None:
+        """TD3 without target policy smoothing, or with twin critics that start equal, works but loses a correction."""
+        if self.cfg["smooth_regularization_noise"] is None:
             logger.warning(neutral.SMOOTHING_WARNING)
         warn_if_identical("TD3", self.models, "critic_1", "critic_2")
+
+    def _delay_and_smoothing(self) -> Tuple[int, Optional[Any], float]:
+        """``(policy_delay, smooth_regularization_noise, smooth_regularization_clip)``: the policy steps after every
+        ``policy_delay``-th critic step; the target policy's actions get clipped noise (none if the noise is ``None``)."""
+        cfg = self.cfg
+        return cfg["policy_delay"], cfg["smooth_regularization_noise"], cfg["smooth_regularization_clip"]
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the action bounds and the experiment's writer (called once, by the trainer)."""
@@ -156,35 +177,10 @@ class TD3(Agent):
         )
         return actions, None, outputs
 
-    def record_transition(
-        self,
-        states: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_states: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Track episode statistics and, while training, store the transition (a finished sub-environment's next
-        state is its terminal observation)."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-        self._store_training_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
-
-    def post_interaction(self, timestep: int, timesteps: int) -> None:
-        """While training, update at every timestep from ``learning_starts``; then checkpoints and TensorBoard."""
-        self._update_when_due(self.schedule, timestep, timesteps)
-        super().post_interaction(timestep, timesteps)
-
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
-        smoothing_noise, smoothing_clip = cfg["smooth_regularization_noise"], cfg["smooth_regularization_clip"]
+        policy_delay, smoothing_noise, smoothing_clip = self._delay_and_smoothing()
+        critic_roles, first_critic = self._critic_roles, self.models[self._critic_roles[0]]
         flags = []  # per gradient step: the finite flags of neutral.STEP_QUANTITIES and of the parameters
         for _ in range(cfg["gradient_steps"]):
             batch = sample_batch(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"])
@@ -195,27 +191,24 @@ class TD3(Agent):
                 states = self._state_preprocessor(sampled_states, train=True)
                 next_states = self._state_preprocessor(sampled_next_states, train=True)
 
-                # TD targets: the smaller target critic, at the smoothed target policy's action
+                # TD targets: the smallest target critic, at the (smoothed) target policy's action
                 with torch.no_grad():
                     next_actions, _, _ = self.target_policy.act({"states": next_states}, role="target_policy")
                     next_actions = smoothed_target_actions(
                         next_actions, smoothing_noise, smoothing_clip, self.clip_actions_min, self.clip_actions_max
                     )
                     next_inputs = {"states": next_states, "taken_actions": next_actions}
-                    target_q1_values, _, _ = self.target_critic_1.act(next_inputs, role="target_critic_1")
-                    target_q2_values, _, _ = self.target_critic_2.act(next_inputs, role="target_critic_2")
-                    target_values = td_targets(
-                        sampled_rewards,
-                        terminated,
-                        torch.min(target_q1_values, target_q2_values),
-                        cfg["discount_factor"],
-                    )
+                    target_q_values = [
+                        self.models[f"target_{role}"].act(next_inputs, role=f"target_{role}")[0]
+                        for role in critic_roles
+                    ]
+                    next_values = functools.reduce(torch.min, target_q_values).float()
+                    target_values = td_targets(sampled_rewards, terminated, next_values, cfg["discount_factor"])
 
-                # critic loss: the SUM of both critics' squared errors [compat]
+                # critic loss: the SUM of the critics' squared errors [compat]
                 inputs = {"states": states, "taken_actions": sampled_actions}
-                critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
-                critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
-                critic_loss = F.mse_loss(critic_1_values, target_values) + F.mse_loss(critic_2_values, target_values)
+                critic_values = [self.models[role].act(inputs, role=role)[0] for role in critic_roles]
+                critic_loss = sum(F.mse_loss(values.float(), target_values) for values in critic_values)
 
             optimizer_step(
                 critic_loss,
@@ -226,16 +219,17 @@ class TD3(Agent):
                 update_scaler=False,
             )
 
-            # delayed policy step and polyak update of the three targets
+            # delayed policy step and polyak update of the targets
             self._critic_update_counter += 1
-            delayed = neutral.delayed_step(self._critic_update_counter, cfg["policy_delay"])
+            delayed = neutral.delayed_step(self._critic_update_counter, policy_delay)
+            policy_q_values = None
             if delayed:
                 with self._autocast(), scoring_only(self._critic_parameters):
                     actions, _, _ = self.policy.act({"states": states}, role="policy")
-                    policy_q_values, _, _ = self.critic_1.act(
-                        {"states": states, "taken_actions": actions}, role="critic_1"
+                    policy_q_values, _, _ = first_critic.act(
+                        {"states": states, "taken_actions": actions}, role=critic_roles[0]
                     )
-                    policy_loss = -policy_q_values.mean()
+                    policy_loss = -policy_q_values.float().mean()
                 optimizer_step(
                     policy_loss,
                     self.policy_optimizer,
@@ -244,8 +238,8 @@ class TD3(Agent):
                     self.scaler,
                     update_scaler=False,
                 )
-                self.target_critic_1.update_parameters(self.critic_1, polyak=cfg["polyak"])
-                self.target_critic_2.update_parameters(self.critic_2, polyak=cfg["polyak"])
+                for role in critic_roles:
+                    self.models[f"target_{role}"].update_parameters(self.models[role], polyak=cfg["polyak"])
                 self.target_policy.update_parameters(self.policy, polyak=cfg["polyak"])
             self.scaler.update()  # once, after this round's optimizers
             step_scheduler(self.policy_scheduler, [])
@@ -262,28 +256,28 @@ class TD3(Agent):
                 )
             )
             self._track_step(
-                delayed, policy_loss if delayed else None, critic_loss, critic_1_values, critic_2_values, target_values
+                policy_loss if delayed else None, critic_loss, critic_values, policy_q_values, target_values
             )
         self._check_update(timestep, flags)
 
     def _track_step(
         self,
-        delayed: bool,
         policy_loss: Optional[torch.Tensor],
         critic_loss: torch.Tensor,
-        critic_1_values: torch.Tensor,
-        critic_2_values: torch.Tensor,
+        critic_values: Sequence[torch.Tensor],
+        policy_q_values: Optional[torch.Tensor],
         target_values: torch.Tensor,
     ) -> None:
-        """Track one gradient step's numbers as device scalars (no host sync): skrl's tags."""
-        if delayed:
+        """Track one gradient step's numbers as device scalars (no host sync), under skrl's tags: the policy loss
+        (``None``: no policy step), the critic loss, each critic's values of the batch (``Q1``, ``Q2``; see
+        :attr:`_tracks_policy_q_values`) and the targets."""
+        if policy_loss is not None:
             self.track_data("Loss / Policy loss", policy_loss.detach())
         self.track_data("Loss / Critic loss", critic_loss.detach())
-        for tag, values in (
-            ("Q-network / Q1", critic_1_values),
-            ("Q-network / Q2", critic_2_values),
-            ("Target / Target", target_values),
-        ):
+        if self._tracks_policy_q_values:
+            critic_values = [policy_q_values.float()]
+        tagged = [(f"Q-network / Q{index + 1}", values) for index, values in enumerate(critic_values)]
+        for tag, values in (*tagged, ("Target / Target", target_values)):
             values = values.detach()
             self.track_data(f"{tag} (max)", torch.max(values))
             self.track_data(f"{tag} (min)", torch.min(values))
@@ -298,13 +292,13 @@ class TD3(Agent):
         if all(flags):
             return
         names = neutral.step_flag_names(len(flags) // (len(neutral.STEP_QUANTITIES) + 1), self._non_finite_note())
-        check_named_flags("TD3", timestep, names, flags)
+        check_named_flags(self._name, timestep, names, flags)
 
     def _non_finite_note(self) -> str:
         return non_finite_note(
             [
                 f"parameter '{name}' of the {role} model"
-                for role in ("policy", "critic_1", "critic_2")
+                for role in self._checked_roles
                 for name, parameter in self.models[role].named_parameters()
                 if not torch.isfinite(parameter).all()
             ]

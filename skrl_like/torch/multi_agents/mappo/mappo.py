@@ -35,7 +35,6 @@ class SharedCriticPPO(PPO):
         super().__init__(cfg=cfg, **kwargs)
         self.cfg.update(shared)
         self._shared_state_preprocessor = self._build_preprocessor("shared_state_preprocessor")
-        self._pending_shared = None
 
     def _check_model_spaces(self) -> None:
         """The policy reads the agent's observations, the value model the shared state."""
@@ -46,10 +45,6 @@ class SharedCriticPPO(PPO):
         if self.memory is not None:
             for name in ("shared_states", "shared_next_states"):
                 self.memory.create_tensor(name=name, size=self.shared_observation_space, dtype=torch.float32)
-
-    def _store_transition(self, **sample: Any) -> None:
-        shared_states, shared_next_states = self._pending_shared
-        super()._store_transition(**sample, shared_states=shared_states, shared_next_states=shared_next_states)
 
     def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
         shared = self.memory.get_tensor_by_name("shared_states")
