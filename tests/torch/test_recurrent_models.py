@@ -155,3 +155,45 @@ def test_hidden_states_not_matching_the_layer_are_refused(kind, sizes, message):
 def test_unknown_recurrent_type_is_refused():
     with pytest.raises(ValueError, match=r"Unknown recurrent type 'gru2': use one of GRU, LSTM, RNN"):
         make_recurrent_module("gru2", FEATURES, HIDDEN)
+
+
+def make_hand_written_policy(num_envs: int, sequence_length: int):
+    """A skrl-style model: it declares its specification and threads inputs['rnn'] through the shared utility."""
+    import gymnasium
+
+    from skrl_like.torch.models import DeterministicMixin, Model
+
+    class Policy(DeterministicMixin, Model):
+        def __init__(self):
+            Model.__init__(self, gymnasium.spaces.Box(-1, 1, (FEATURES,)), gymnasium.spaces.Box(-1, 1, (1,)), "cpu")
+            DeterministicMixin.__init__(self)
+            self.gru = make_recurrent_module("GRU", FEATURES, HIDDEN)
+            self.head = torch.nn.Linear(HIDDEN, 1)
+
+        def get_specification(self):
+            return {"rnn": {"sequence_length": sequence_length, "sizes": [(1, num_envs, HIDDEN)]}}
+
+        def compute(self, inputs, role=""):
+            features, states = recurrent_forward(
+                self.gru, inputs["states"], inputs["rnn"], sequence_length, inputs.get("terminated"), self.training
+            )
+            return self.head(features), {"rnn": states}
+
+    return Policy()
+
+
+def test_a_hand_written_skrl_style_model_threads_its_hidden_state():
+    torch.manual_seed(4)
+    policy = make_hand_written_policy(num_envs=2, sequence_length=4)
+    assert policy.get_specification()["rnn"]["sizes"] == [(1, 2, HIDDEN)]
+    policy.set_mode("eval")
+    states = [torch.zeros(size) for size in policy.get_specification()["rnn"]["sizes"]]
+    observations = torch.randn(3, 2, FEATURES)
+    actions = []
+    with torch.no_grad():
+        for step in range(3):
+            action, _, outputs = policy.act({"states": observations[step], "rnn": states})
+            states = outputs["rnn"]
+            actions.append(action)
+        expected, _ = step_by_hand(policy.gru, observations.transpose(0, 1), zero_states("GRU", 1, 2), None)
+    torch.testing.assert_close(torch.stack(actions, dim=1), policy.head(expected).detach(), atol=1e-6, rtol=1e-5)

@@ -383,7 +383,7 @@ class Model(flax.linen.Module):
         self._map_leaves(method_name, args, kwargs, lambda name: name == "bias")
 
     def get_specification(self) -> dict:
-        """Extra requirements of the model (none: there are no recurrent JAX models)."""
+        """Extra information agents need (recurrent models return their ``{"rnn": ...}`` layout); ``{}`` here."""
         return {}
 
     def set_mode(self, mode: str) -> None:
