@@ -63,3 +63,74 @@ def test_one_forward_agrees_from_the_same_weights(kind):
     np.testing.assert_allclose(np.asarray(jax_outputs), torch_outputs.numpy(), atol=1e-5, rtol=1e-5)
     for jax_final, torch_final in zip(jax_finals, torch_finals):
         np.testing.assert_allclose(np.asarray(jax_final), torch_final.numpy(), atol=1e-5, rtol=1e-5)
+
+
+ISAACLAB_STYLE_POLICY = """
+class: GaussianMixin
+network:
+  - name: mlp
+    input: OBSERVATIONS
+    layers: [8]
+    activations: elu
+  - name: rnn
+    input: mlp
+    type: {kind}
+    layers: [4]
+    num_layers: 2
+    sequence_length: 5
+output: ACTIONS
+"""
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_the_yaml_form_builds_in_both_backends_and_agrees_from_the_same_weights(kind):
+    import gymnasium
+    import yaml
+
+    from skrl_like.jax.utils.model_instantiators import gaussian_model as jax_gaussian_model
+    from skrl_like.torch.utils.model_instantiators import gaussian_model as torch_gaussian_model
+
+    parameters = yaml.safe_load(ISAACLAB_STYLE_POLICY.format(kind=kind))
+    del parameters["class"]
+    spaces = (gymnasium.spaces.Box(-1, 1, (FEATURES,)), gymnasium.spaces.Box(-1, 1, (2,)))
+    torch.manual_seed(1)
+    torch_model = torch_gaussian_model(*spaces, "cpu", **parameters)
+    jax_model = jax_gaussian_model(*spaces, **parameters)
+    jax_model.init_state_dict("policy")
+    torch_model.num_envs = jax_model.num_envs = 3
+    assert torch_model.get_specification() == jax_model.get_specification()
+    assert torch_model.get_specification()["rnn"]["sequence_length"] == 5
+
+    torch_model.set_mode("eval")  # one acting call materialises the lazy linear layers
+    torch_model.act(
+        {"states": torch.zeros(3, FEATURES), "rnn": [torch.zeros(size) for size in hidden_state_sizes(kind, 2, 3, 4)]}
+    )
+
+    def dense(linear):
+        return {"kernel": linear.weight.detach().numpy().T, "bias": linear.bias.detach().numpy()}
+
+    params = {
+        "log_std_parameter": torch_model.log_std_parameter.detach().numpy(),
+        "mlp_container": {"layers_0": dense(torch_model.mlp_container[0])},
+        "rnn_container": {
+            f"layer_{index}": {"cell": flax_cell_params(kind, torch_model.rnn_container.rnn, index)} for index in (0, 1)
+        },
+        "rnn_head": {"layers_0": dense(torch_model.rnn_container.layers[0])},
+    }
+    rows = 2 * 5
+    states = torch.randn(rows, FEATURES)
+    hidden = [torch.randn(size) for size in hidden_state_sizes(kind, 2, rows, 4)]
+    terminated = torch.zeros(rows, 1, dtype=torch.bool)
+    terminated[[2, 6]] = True
+    torch_model.set_mode("train")
+    with torch.no_grad():
+        torch_mean, _, torch_outputs = torch_model.compute({"states": states, "rnn": hidden, "terminated": terminated})
+    jax_inputs = {
+        "states": jnp.asarray(states.numpy()),
+        "rnn": [jnp.asarray(state.numpy()) for state in hidden],
+        "terminated": jnp.asarray(terminated.numpy()),
+    }
+    jax_mean, _, jax_outputs = jax_model.apply({"params": params}, jax_inputs, "policy")
+    np.testing.assert_allclose(np.asarray(jax_mean), torch_mean.numpy(), atol=1e-5, rtol=1e-5)
+    for jax_state, torch_state in zip(jax_outputs["rnn"], torch_outputs["rnn"]):
+        np.testing.assert_allclose(np.asarray(jax_state), torch_state.numpy(), atol=1e-5, rtol=1e-5)
