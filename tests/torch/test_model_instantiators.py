@@ -496,3 +496,30 @@ def test_recurrent_model_description_shows_the_recurrent_layer_and_its_states():
     assert "RecurrentContainer(nn.GRU(hidden_size=6, num_layers=2, batch_first=True), sequence_length=3" in source
     assert 'rnn, rnn_states = self.rnn_container(mlp, inputs["rnn"], inputs.get("terminated"), self.training)' in source
     assert 'return rnn, self.log_std_parameter, {"rnn": rnn_states}' in source
+
+
+def test_recurrent_container_on_observations_pickles_and_reloads(tmp_path):
+    network = [{"name": "memory", "input": "OBSERVATIONS", "type": "LSTM", "layers": [5]}]
+    model = deterministic_model(**SPACES, network=network, output="ONE")
+    assert model.memory_container.rnn.input_size == 4  # the observation size, read up front
+    model.set_mode("eval")
+    inputs = {"states": torch.randn(3, 4), "rnn": [torch.randn(1, 3, 5), torch.randn(1, 3, 5)]}
+    values, _, outputs = model.act(inputs)
+    clone = pickle.loads(pickle.dumps(model))
+    clone_values, _, clone_outputs = clone.act(inputs)
+    torch.testing.assert_close(clone_values, values)
+    model.save(str(tmp_path / "memory.pt"))
+    other = deterministic_model(**SPACES, network=network, output="ONE")
+    other.load(str(tmp_path / "memory.pt"))
+    other.set_mode("eval")
+    torch.testing.assert_close(other.act(inputs)[0], values)
+    torch.testing.assert_close(clone_outputs["rnn"][1], outputs["rnn"][1])
+
+
+def test_recurrent_container_whose_input_size_is_unknown_is_refused():
+    network = [
+        {"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"},
+        {"name": "rnn", "input": "2 * mlp", "type": "GRU", "layers": [4]},
+    ]
+    with pytest.raises(ValueError, match=r"The input of recurrent container 'rnn' has no known size: feed it"):
+        deterministic_model(**SPACES, network=network, output="ONE")
