@@ -164,3 +164,50 @@ def test_training_layout_compiles_with_static_shapes():
     apply = jax.jit(lambda p, x, s, d: layer.apply(p, x, s, d, True))
     outputs, finals = apply(params, jnp.ones((8, FEATURES)), zero_states("GRU", 1, 8), jnp.zeros((8, 1), dtype=bool))
     assert outputs.shape == (8, HIDDEN) and finals[0].shape == (1, 2, HIDDEN)
+
+
+def make_hand_written_policy(num_envs: int, sequence_length: int):
+    """A skrl-style JAX model: it declares its specification and threads inputs['rnn'] through RecurrentLayer."""
+    import flax.linen as nn
+    import gymnasium
+
+    from skrl_like.jax.models import DeterministicMixin, Model
+
+    class Policy(DeterministicMixin, Model):
+        def __init__(self, observation_space=None, action_space=None, device=None, parent=None, name=None):
+            Model.__init__(self, observation_space, action_space, device, parent, name)
+            DeterministicMixin.__init__(self)
+
+        def setup(self):
+            self.gru = RecurrentLayer("GRU", HIDDEN, 1, sequence_length)
+            self.head = nn.Dense(1)
+
+        def get_specification(self):
+            return {"rnn": {"sequence_length": sequence_length, "sizes": [(1, num_envs, HIDDEN)]}}
+
+        def __call__(self, inputs, role=""):
+            terminated = inputs.get("terminated")
+            features, states = self.gru(inputs["states"], inputs["rnn"], terminated, terminated is not None)
+            return self.head(features), {"rnn": states}
+
+    space = gymnasium.spaces.Box(-1, 1, (FEATURES,))
+    return Policy(observation_space=space, action_space=gymnasium.spaces.Box(-1, 1, (1,)))
+
+
+def test_a_hand_written_skrl_style_model_initialises_and_threads_its_hidden_state():
+    policy = make_hand_written_policy(num_envs=2, sequence_length=4)
+    policy.init_state_dict("policy")  # traced with zero hidden states of the specification's sizes
+    params = policy.state_dict.params
+    assert params["params"]["gru"]["layer_0"]["cell"]["hn"]["kernel"].shape == (HIDDEN, HIDDEN)
+    states = [jnp.zeros(size) for size in policy.get_specification()["rnn"]["sizes"]]
+    observations = jax.random.normal(jax.random.key(8), (3, 2, FEATURES))
+    actions = []
+    for step in range(3):
+        action, _, outputs = policy.act({"states": observations[step], "rnn": states}, "policy")
+        states = outputs["rnn"]
+        actions.append(action)
+    gru_params = {"params": params["params"]["gru"]}
+    expected, _ = step_by_hand("GRU", gru_params, jnp.swapaxes(observations, 0, 1), [jnp.zeros((1, 2, HIDDEN))], None)
+    head = params["params"]["head"]
+    reference = expected @ np.asarray(head["kernel"]) + np.asarray(head["bias"])
+    np.testing.assert_allclose(jnp.stack(actions, axis=1), reference, atol=1e-5, rtol=1e-5)

@@ -12,11 +12,10 @@ from typing import Any, ClassVar
 import flax.linen as nn
 import gymnasium
 import jax.numpy as jnp
-import numpy as np
 
 from skrl_like.core.network_definition import OUTPUT_KEY, ModelDefinition, get_num_units, recurrent_container
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, MultiCategoricalMixin
-from skrl_like.jax.models.base import Model, _sample_flat
+from skrl_like.jax.models.base import Model
 from skrl_like.jax.models.recurrent import RecurrentLayer
 from skrl_like.jax.utils.model_instantiators.common import JaxNetwork
 
@@ -87,19 +86,6 @@ class _NetworkModel(Model):
         ``self.num_envs``, 1 unless set), else ``{}``."""
         container = recurrent_container(self._definition.containers)
         return {} if container is None else container.recurrent.specification(self.__dict__.get("num_envs", 1))
-
-    def initial_params(self, role: str, key: Any, inputs: Mapping[str, Any] = {}) -> Any:
-        """As ``Model.initial_params``; a recurrent model traces with zero hidden states for the sample's rows."""
-        container = recurrent_container(self._definition.containers)
-        if container is None or "rnn" in inputs:
-            return super().initial_params(role, key, inputs)
-        inputs = dict(inputs) or {
-            "states": _sample_flat(self.observation_space),
-            "taken_actions": _sample_flat(self.action_space),
-        }
-        rows = np.shape(inputs["states"])[0] if np.ndim(inputs.get("states")) >= 2 else 1
-        zeros = [np.zeros(size, dtype=np.float32) for size in container.recurrent.sizes(rows)]
-        return super().initial_params(role, key, {**inputs, "rnn": zeros})
 
     def _call_recurrent(self, name: str, x: Any, inputs: Mapping[str, Any]) -> tuple:
         states = inputs.get("rnn")
