@@ -23,6 +23,10 @@ __all__ = [
     "ACTIVATIONS",
     "Layer",
     "Container",
+    "Recurrent",
+    "RECURRENT_TYPES",
+    "DEFAULT_SEQUENCE_LENGTH",
+    "recurrent_container",
     "Output",
     "ModelDefinition",
     "SharedModelDefinition",
@@ -62,7 +66,12 @@ _STATE_NAMES = ("STATES", "OBSERVATIONS")
 _PAIR_NAMES = ("STATES_ACTIONS", "OBSERVATIONS_ACTIONS")
 _RESERVED_NAMES = {*SIZE_TOKENS, *SPACE_TOKENS, *FUNCTIONS, "STATE_SPACE", "Shape"}
 _RESERVED_NAMES |= {"states", "observations", "taken_actions", "output"}
-_CONTAINER_KEYS = ("name", "input", "layers", "activations")
+_CONTAINER_KEYS = ("name", "input", "layers", "activations", "type", "num_layers", "sequence_length")
+_RECURRENT_KEYS = ("type", "num_layers", "sequence_length")
+#: the ``type`` of a recurrent container (Isaac Lab 3.0's skrl YAML form); LSTM carries two state tensors
+RECURRENT_TYPES = ("GRU", "LSTM", "RNN")
+#: the training sequence length of a recurrent container that names none
+DEFAULT_SEQUENCE_LENGTH = 16
 _MAX_EXPRESSION_LENGTH = 1000
 _MAX_EXPONENT = 64
 
@@ -600,12 +609,73 @@ class Container:
 
     :param name: container name (a Python identifier; later expressions read its output by this name).
     :param input: the parsed input expression.
-    :param layers: the parsed layers, in order (an empty list is the identity).
+    :param layers: the parsed layers, in order (an empty list is the identity); in a recurrent container, the
+        layers after the recurrent one (only the final layer an output token embeds).
+    :param recurrent: the recurrent layer a ``type: GRU|LSTM|RNN`` container runs first, else ``None``.
     """
 
     name: str
     input: Expression
     layers: list = field(default_factory=list)
+    recurrent: "Recurrent | None" = None
+
+
+@dataclass(frozen=True)
+class Recurrent:
+    """The recurrent layer of a container ``{name, input, type: GRU|LSTM|RNN, layers: [hidden_size], num_layers}``.
+
+    :param kind: ``"GRU"``, ``"LSTM"`` or ``"RNN"`` (tanh).
+    :param hidden_size: units of each layer (the single entry of ``layers``).
+    :param num_layers: stacked layers.
+    :param sequence_length: length ``L`` of the training sequences (``sequence_length`` key; 16 by default).
+    """
+
+    kind: str
+    hidden_size: int
+    num_layers: int = 1
+    sequence_length: int = DEFAULT_SEQUENCE_LENGTH
+
+    def sizes(self, num_envs: int) -> list:
+        """Shapes of the hidden-state tensors for ``num_envs`` environments: one, two for LSTM (hidden, cell)."""
+        return [(self.num_layers, num_envs, self.hidden_size)] * (2 if self.kind == "LSTM" else 1)
+
+    def specification(self, num_envs: int) -> dict:
+        """The ``{"rnn": {"sequence_length", "sizes"}}`` a recurrent model's ``get_specification()`` returns."""
+        return {"rnn": {"sequence_length": self.sequence_length, "sizes": self.sizes(num_envs)}}
+
+
+def _positive_int(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"Invalid {key} {value!r} in {where}: use a positive integer")
+    return value
+
+
+def _parse_recurrent(item: Mapping[str, Any], where: str) -> "Recurrent":
+    kind = str(item["type"]).upper()
+    if kind not in RECURRENT_TYPES:
+        raise ValueError(
+            f"Unknown type {item['type']!r} in {where}: a recurrent container's type is one of "
+            f"{', '.join(RECURRENT_TYPES)} (other containers have no type)"
+        )
+    layers = item["layers"]
+    if not isinstance(layers, (list, tuple)) or len(layers) != 1:
+        raise ValueError(
+            f"Invalid layers {layers!r} in {where}: a {kind} container takes one hidden size, e.g. layers: [64] "
+            "(use num_layers to stack layers; put other layers in a container before or after it)"
+        )
+    if item.get("activations"):
+        raise ValueError(f"{where} is a {kind} container: it takes no activations (its cell applies its own)")
+    return Recurrent(
+        kind,
+        _positive_int(layers[0], "hidden size", where),
+        _positive_int(item.get("num_layers", 1), "num_layers", where),
+        _positive_int(item.get("sequence_length", DEFAULT_SEQUENCE_LENGTH), "sequence_length", where),
+    )
+
+
+def recurrent_container(containers: Sequence[Container]) -> Container | None:
+    """The recurrent container of a network (there is at most one), or ``None`` for a feedforward one."""
+    return next((container for container in containers if container.recurrent is not None), None)
 
 
 @dataclass
@@ -672,6 +742,23 @@ def generate_containers(network: Any, output: Any, embed_output: bool = True) ->
         name = _check_container_name(item["name"], names, index)
         where = f"network container {name!r}"
         expression = parse_expression(item["input"], f"{where} input", names)
+        if "type" in item:
+            recurrent = _parse_recurrent(item, where)
+            earlier = recurrent_container(containers)
+            if earlier is not None:
+                raise ValueError(
+                    f"{where} is a second recurrent container (after {earlier.name!r}): a model holds one; use "
+                    "num_layers to stack recurrent layers"
+                )
+            containers.append(Container(name, expression, [], recurrent))
+            names.append(name)
+            continue
+        misplaced = [key for key in _RECURRENT_KEYS if key in item]
+        if misplaced:
+            raise ValueError(
+                f"{where} has {', '.join(misplaced)} but no type: only recurrent containers (type: GRU, LSTM or RNN) "
+                "take them"
+            )
         if not isinstance(item["layers"], (list, tuple)):
             raise ValueError(f"Invalid layers {item['layers']!r} in {where}: use a list")
         layers = [parse_layer(layer, where) for layer in item["layers"]]

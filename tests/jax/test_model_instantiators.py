@@ -373,3 +373,88 @@ def test_a_kernel_larger_than_its_input_is_named_with_the_container_and_sizes():
         match=r"'encoder': its conv2d layers take \(batch, height, width, channels\) images .* shape \(1, 12\)",
     ):
         model.init_state_dict("policy")
+
+
+# --- recurrent containers (Isaac Lab 3.0's form) -------------------------------------------------------------
+
+RECURRENT_NET = [
+    {"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"},
+    {"name": "rnn", "input": "mlp", "type": "GRU", "layers": [6], "num_layers": 2, "sequence_length": 3},
+]
+
+
+def recurrent_policy(kind="GRU"):
+    network = [RECURRENT_NET[0], {**RECURRENT_NET[1], "type": kind}]
+    model = gaussian_model(OBSERVATIONS, ACTIONS, network=network, output="ACTIONS")
+    model.init_state_dict("policy")
+    model.num_envs = 4
+    return model
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+def test_recurrent_container_builds_and_acts_with_hidden_states(kind):
+    import flax.linen as nn
+
+    model = recurrent_policy(kind)
+    sizes = [(2, 4, 6)] * (2 if kind == "LSTM" else 1)
+    assert model.get_specification() == {"rnn": {"sequence_length": 3, "sizes": sizes}}
+    plain = gaussian_model(OBSERVATIONS, ACTIONS, network=NET, output="ACTIONS")
+    assert plain.get_specification() == {}
+    params = model.state_dict.params["params"]
+    assert sorted(params["rnn_container"]) == ["layer_0", "layer_1"] and "rnn_head" in params
+    s = batch(size=4)
+    hidden = [np.random.default_rng(1).normal(size=size).astype(np.float32) for size in sizes]
+    _, _, outputs = model.act({"states": s, "rnn": hidden}, "policy")
+    # by hand: the MLP in numpy, each layer's flax cell for one step, the final layer in numpy
+    x = np_elu(dense(params["mlp_container"]["layers_0"], s)).astype(np.float32)
+    cell = {"GRU": nn.GRUCell, "LSTM": nn.OptimizedLSTMCell, "RNN": nn.SimpleCell}[kind](features=6)
+    finals = []
+    for layer in range(2):
+        carry = (hidden[1][layer], hidden[0][layer]) if kind == "LSTM" else hidden[0][layer]
+        carry, x = cell.apply({"params": params["rnn_container"][f"layer_{layer}"]["cell"]}, carry, x)
+        finals.append(carry)
+    np.testing.assert_allclose(outputs["mean_actions"], dense(params["rnn_head"]["layers_0"], x), rtol=1e-5, atol=1e-5)
+    expected = [np.stack([c[1] for c in finals]), np.stack([c[0] for c in finals])] if kind == "LSTM" else [finals]
+    for new, reference in zip(outputs["rnn"], expected):
+        np.testing.assert_allclose(new, np.asarray(reference).reshape(new.shape), rtol=1e-5, atol=1e-5)
+
+
+def test_recurrent_model_resets_hidden_states_at_dones_in_a_training_sequence():
+    model = recurrent_policy()
+    length, num_sequences = 3, 2
+    rows = length * num_sequences
+    states = batch(size=rows)
+    stored = np.random.default_rng(2).normal(size=(2, rows, 6)).astype(np.float32)
+    terminated = np.array([False, True, False, False, False, False]).reshape(rows, 1)
+    inputs = {"states": states, "rnn": [stored], "terminated": terminated}
+    _, _, outputs = model.act(inputs, "policy")
+    expected = []
+    for sequence in range(num_sequences):
+        hidden = stored[:, sequence * length : sequence * length + 1]
+        for step in range(length):
+            row = sequence * length + step
+            if step > 0 and terminated[row - 1]:
+                hidden = np.zeros_like(hidden)
+            _, _, step_outputs = model.act({"states": states[row : row + 1], "rnn": [hidden]}, "policy")
+            hidden = step_outputs["rnn"][0]
+            expected.append(step_outputs["mean_actions"])
+    np.testing.assert_allclose(outputs["mean_actions"], np.concatenate(expected), rtol=1e-5, atol=1e-6)
+    assert outputs["rnn"][0].shape == (2, num_sequences, 6)
+
+
+def test_recurrent_model_errors_say_what_is_needed():
+    model = recurrent_policy()
+    with pytest.raises(ValueError, match=r"This model is recurrent \(container 'rnn' is a GRU\).*inputs\['rnn'\]"):
+        model.act({"states": batch(size=4)}, "policy")
+    with pytest.raises(ValueError, match=r"do not match the GRU layer, which takes 1 tensor\(s\) of shape \(2, 4, 6\)"):
+        model.act({"states": batch(size=4), "rnn": [np.zeros((1, 4, 6), np.float32)]}, "policy")
+    terminated = np.zeros((4, 1), dtype=bool)
+    with pytest.raises(ValueError, match=r"batch of 4 rows is not a whole number of sequences of length 3"):
+        model.act({"states": batch(size=4), "rnn": [np.zeros((2, 4, 6), np.float32)], "terminated": terminated}, "")
+
+
+def test_recurrent_model_description_shows_the_recurrent_layer_and_its_states():
+    source = gaussian_model(OBSERVATIONS, ACTIONS, network=RECURRENT_NET, output="ACTIONS", return_source=True)
+    assert "self.rnn_container = RecurrentLayer('GRU', hidden_size=6, num_layers=2, sequence_length=3)" in source
+    assert "rnn, rnn_states = self.rnn_container(mlp, inputs['rnn'], inputs.get('terminated')" in source
+    assert "return output, self.log_std_parameter, {'rnn': rnn_states}" in source

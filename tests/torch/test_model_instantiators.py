@@ -400,3 +400,126 @@ def test_a_kernel_larger_than_its_input_is_named_with_the_container_and_sizes():
         ValueError, match=r"'encoder': its conv2d layer 1 \(kernel_size \(5, 5\).*spatial size \(4, 4\)"
     ):
         model.act({"states": torch.zeros(2, 6 * 6 * 3)})
+
+
+# --- recurrent containers (Isaac Lab 3.0's form) -------------------------------------------------------------
+
+RECURRENT_NETWORK = [
+    {"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"},
+    {"name": "rnn", "input": "mlp", "type": "GRU", "layers": [6], "num_layers": 2, "sequence_length": 3},
+]
+
+
+def recurrent_policy(kind="GRU"):
+    network = [RECURRENT_NETWORK[0], {**RECURRENT_NETWORK[1], "type": kind}]
+    model = gaussian_model(**SPACES, network=network, output="ACTIONS")
+    model.num_envs = 4
+    return model
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+def test_recurrent_container_builds_and_acts_with_hidden_states(kind):
+    model = recurrent_policy(kind)
+    sizes = [(2, 4, 6)] * (2 if kind == "LSTM" else 1)
+    assert model.get_specification() == {"rnn": {"sequence_length": 3, "sizes": sizes}}
+    assert gaussian_model(**SPACES, network=NETWORK, output="ACTIONS").get_specification() == {}
+    model.set_mode("eval")
+    states, hidden = torch.randn(4, 4), [torch.randn(size) for size in sizes]
+    _, _, outputs = model.act({"states": states, "rnn": hidden}, role="policy")
+    with torch.no_grad():  # by hand: the MLP, the torch recurrent module on one step, the final layer
+        features = torch.nn.functional.elu(model.mlp_container[0](states))
+        recurrent = model.rnn_container.rnn
+        output, final = recurrent(features[:, None], hidden[0] if kind != "LSTM" else tuple(hidden))
+        mean = model.rnn_container.layers[0](output[:, 0])
+    torch.testing.assert_close(outputs["mean_actions"], mean)
+    for new, expected in zip(outputs["rnn"], [final] if kind != "LSTM" else final):
+        torch.testing.assert_close(new, expected)
+
+
+def test_recurrent_model_resets_hidden_states_at_dones_in_a_training_sequence():
+    torch.manual_seed(0)
+    model = recurrent_policy()
+    length, num_sequences = 3, 2
+    rows = length * num_sequences
+    states = torch.randn(rows, 4)
+    stored = torch.randn(2, rows, 6)  # per row, as a memory holds them; each sequence's first is used
+    terminated = torch.tensor([False, True, False, False, False, False]).view(rows, 1)
+    model.set_mode("train")
+    mean, _, outputs = model.compute({"states": states, "rnn": [stored], "terminated": terminated}, role="policy")
+    # reference: the same model acting one step at a time, its state zeroed after the done
+    model.set_mode("eval")
+    expected = []
+    with torch.no_grad():
+        for sequence in range(num_sequences):
+            hidden = stored[:, sequence * length : sequence * length + 1]
+            for step in range(length):
+                row = sequence * length + step
+                if step > 0 and terminated[row - 1]:
+                    hidden = torch.zeros_like(hidden)
+                step_mean, _, step_outputs = model.compute({"states": states[row : row + 1], "rnn": [hidden]})
+                hidden = step_outputs["rnn"][0]
+                expected.append(step_mean)
+    torch.testing.assert_close(mean.detach(), torch.cat(expected), atol=1e-6, rtol=1e-5)
+    assert outputs["rnn"][0].shape == (2, num_sequences, 6)
+
+
+def test_recurrent_model_without_hidden_states_says_what_it_needs():
+    model = recurrent_policy()
+    model.set_mode("eval")
+    with pytest.raises(ValueError, match=r"This model is recurrent \(container 'rnn' is a GRU\).*inputs\['rnn'\]"):
+        model.act({"states": torch.zeros(4, 4)}, role="policy")
+    with pytest.raises(ValueError, match=r"do not match the GRU layer, which takes 1 tensor\(s\) of shape \(2, 4, 6\)"):
+        model.act({"states": torch.zeros(4, 4), "rnn": [torch.zeros(1, 4, 6)]}, role="policy")
+    model.set_mode("train")
+    with pytest.raises(ValueError, match=r"batch of 4 rows is not a whole number of sequences of length 3"):
+        model.act({"states": torch.zeros(4, 4), "rnn": [torch.zeros(2, 4, 6)]}, role="policy")
+
+
+def test_recurrent_shared_model_serves_both_roles_from_one_trunk():
+    model = shared_model(
+        **SPACES,
+        structure=["GaussianMixin", "DeterministicMixin"],
+        roles=["policy", "value"],
+        parameters=[{"network": RECURRENT_NETWORK, "output": "ACTIONS"}, {"output": "ONE"}],
+    )
+    model.set_mode("eval")
+    inputs = {"states": torch.randn(4, 4), "rnn": [torch.randn(2, 4, 6)]}
+    _, _, policy_outputs = model.act(inputs, role="policy")
+    values, _, value_outputs = model.act(inputs, role="value")
+    assert values.shape == (4, 1)
+    torch.testing.assert_close(policy_outputs["rnn"][0], value_outputs["rnn"][0])
+    assert model.get_specification()["rnn"]["sizes"] == [(2, 1, 6)]  # num_envs defaults to 1
+
+
+def test_recurrent_model_description_shows_the_recurrent_layer_and_its_states():
+    source = gaussian_model(**SPACES, network=RECURRENT_NETWORK, output="ACTIONS", return_source=True)
+    assert "RecurrentContainer(nn.GRU(hidden_size=6, num_layers=2, batch_first=True), sequence_length=3" in source
+    assert 'rnn, rnn_states = self.rnn_container(mlp, inputs["rnn"], inputs.get("terminated"), self.training)' in source
+    assert 'return rnn, self.log_std_parameter, {"rnn": rnn_states}' in source
+
+
+def test_recurrent_container_on_observations_pickles_and_reloads(tmp_path):
+    network = [{"name": "memory", "input": "OBSERVATIONS", "type": "LSTM", "layers": [5]}]
+    model = deterministic_model(**SPACES, network=network, output="ONE")
+    assert model.memory_container.rnn.input_size == 4  # the observation size, read up front
+    model.set_mode("eval")
+    inputs = {"states": torch.randn(3, 4), "rnn": [torch.randn(1, 3, 5), torch.randn(1, 3, 5)]}
+    values, _, outputs = model.act(inputs)
+    clone = pickle.loads(pickle.dumps(model))
+    clone_values, _, clone_outputs = clone.act(inputs)
+    torch.testing.assert_close(clone_values, values)
+    model.save(str(tmp_path / "memory.pt"))
+    other = deterministic_model(**SPACES, network=network, output="ONE")
+    other.load(str(tmp_path / "memory.pt"))
+    other.set_mode("eval")
+    torch.testing.assert_close(other.act(inputs)[0], values)
+    torch.testing.assert_close(clone_outputs["rnn"][1], outputs["rnn"][1])
+
+
+def test_recurrent_container_whose_input_size_is_unknown_is_refused():
+    network = [
+        {"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"},
+        {"name": "rnn", "input": "2 * mlp", "type": "GRU", "layers": [4]},
+    ]
+    with pytest.raises(ValueError, match=r"The input of recurrent container 'rnn' has no known size: feed it"):
+        deterministic_model(**SPACES, network=network, output="ONE")

@@ -332,13 +332,18 @@ class Model(flax.linen.Module):
 
         :param role: the role passed to ``__call__`` while tracing.
         :param key: PRNG key for the parameters.
-        :param inputs: example inputs; by default one flattened sample of the observation and action spaces.
+        :param inputs: example inputs; by default one flattened sample of the observation and action spaces (and,
+            for a recurrent model, zero hidden states of its ``get_specification()`` sizes for the sample's rows).
         """
         if not inputs:
             inputs = {"states": _sample_flat(self.observation_space), "taken_actions": _sample_flat(self.action_space)}
         inputs = dict(inputs)
         if isinstance(inputs.get("states"), (int, np.integer)):
             inputs["states"] = np.array(inputs["states"]).reshape(1, 1)
+        recurrent = self.get_specification().get("rnn")
+        if recurrent and "rnn" not in inputs:  # a recurrent model traces with zero hidden states for the sample's rows
+            rows = np.shape(inputs["states"])[0] if np.ndim(inputs.get("states")) >= 2 else 1
+            inputs["rnn"] = [np.zeros((size[0], rows, *size[2:]), np.float32) for size in recurrent["sizes"]]
         return self.init(key, inputs, role)
 
     def _map_leaves(self, method_name: str, args: tuple, kwargs: dict, select: Callable[[str], bool]) -> None:
@@ -384,7 +389,7 @@ class Model(flax.linen.Module):
         self._map_leaves(method_name, args, kwargs, lambda name: name == "bias")
 
     def get_specification(self) -> dict:
-        """Extra requirements of the model (none: there are no recurrent JAX models)."""
+        """Extra information agents need (recurrent models return their ``{"rnn": ...}`` layout); ``{}`` here."""
         return {}
 
     def set_mode(self, mode: str) -> None:

@@ -13,9 +13,10 @@ import flax.linen as nn
 import gymnasium
 import jax.numpy as jnp
 
-from skrl_like.core.network_definition import OUTPUT_KEY, ModelDefinition, get_num_units
+from skrl_like.core.network_definition import OUTPUT_KEY, ModelDefinition, get_num_units, recurrent_container
 from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, GaussianMixin, MultiCategoricalMixin
 from skrl_like.jax.models.base import Model
+from skrl_like.jax.models.recurrent import RecurrentLayer
 from skrl_like.jax.utils.model_instantiators.common import JaxNetwork
 
 MIXINS = {
@@ -57,7 +58,16 @@ class _NetworkModel(Model):
         self._containers_by_name = {container.name: container for container in definition.containers}
         sizes = (self.num_observations, self.num_actions)
         for container in definition.containers:
-            if container.layers:  # an empty container is the identity
+            recurrent = container.recurrent
+            if recurrent is not None:
+                where = f"recurrent container {container.name!r}"
+                layer = RecurrentLayer(*(recurrent.kind, recurrent.hidden_size, recurrent.num_layers), where=where)
+                setattr(self, f"{container.name}_container", layer.clone(sequence_length=recurrent.sequence_length))
+                if container.layers:  # the final layer an output token embeds: after the recurrent layer
+                    setattr(
+                        self, f"{container.name}_head", nn.Sequential(NETWORK.build_layers(container.layers, *sizes))
+                    )
+            elif container.layers:  # an empty container is the identity
                 setattr(
                     self, f"{container.name}_container", nn.Sequential(NETWORK.build_layers(container.layers, *sizes))
                 )
@@ -70,6 +80,29 @@ class _NetworkModel(Model):
                 self.log_std_parameter = self.param(
                     "log_std_parameter", lambda _: jnp.full((size,), initial, dtype=jnp.float32)
                 )
+
+    def get_specification(self) -> dict:
+        """``{"rnn": {"sequence_length", "sizes"}}`` for a model with a recurrent container (sized for
+        ``self.num_envs``, 1 unless set), else ``{}``."""
+        container = recurrent_container(self._definition.containers)
+        return {} if container is None else container.recurrent.specification(self.__dict__.get("num_envs", 1))
+
+    def _call_recurrent(self, name: str, x: Any, inputs: Mapping[str, Any]) -> tuple:
+        states = inputs.get("rnn")
+        container = self._containers_by_name[name]
+        if states is None:
+            raise ValueError(
+                f"This model is recurrent (container {name!r} is a {container.recurrent.kind}) and needs the hidden "
+                f"states in inputs['rnn'], of sizes {self.get_specification()['rnn']['sizes']}: use it with a "
+                "recurrent (_RNN) agent, or pass inputs['rnn'] (zeros at an episode's start) and feed back "
+                "outputs['rnn']"
+            )
+        # a pure apply sees no mode: the training layout is chosen by the inputs (the agent's update passes the
+        # episode ends of its sequences)
+        terminated = inputs.get("terminated")
+        output, new_states = getattr(self, f"{name}_container")(x, list(states), terminated, terminated is not None)
+        head = getattr(self, f"{name}_head", None)
+        return (output if head is None else head(output)), new_states
 
     def _call_container(self, name: str, x: Any) -> Any:
         container = getattr(self, f"{name}_container", None)
@@ -86,11 +119,22 @@ class _NetworkModel(Model):
             "observation_space": self.observation_space,
             "action_space": self.action_space,
         }
-        last = NETWORK.run_containers(definition.containers, values, self._call_container)
+        recurrent = recurrent_container(definition.containers)
+        new_states = []
+
+        def call(name: str, x: Any) -> Any:
+            if recurrent is None or name != recurrent.name:
+                return self._call_container(name, x)
+            output, states = self._call_recurrent(name, x, inputs)
+            new_states.append(states)
+            return output
+
+        last = NETWORK.run_containers(definition.containers, values, call)
         output = NETWORK.evaluate_output(definition.output, values, last)
+        outputs = {"rnn": new_states[0]} if new_states else {}
         if definition.log_std is not None:
-            return output, self.log_std_parameter, {}
-        return output, {}
+            return output, self.log_std_parameter, outputs
+        return output, outputs
 
 
 def build_model(
@@ -119,8 +163,17 @@ def describe(definition: ModelDefinition) -> str:
         "    def setup(self):",
     ]
     for container in definition.containers:
-        if container.layers:
-            layers = ", ".join(text for layer in container.layers for text in NETWORK.layer_text(layer))
+        layers = ", ".join(text for layer in container.layers for text in NETWORK.layer_text(layer))
+        recurrent = container.recurrent
+        if recurrent is not None:
+            lines.append(
+                f"        self.{container.name}_container = RecurrentLayer({recurrent.kind!r}, "
+                f"hidden_size={recurrent.hidden_size}, num_layers={recurrent.num_layers}, "
+                f"sequence_length={recurrent.sequence_length})"
+            )
+            if container.layers:
+                lines.append(f"        self.{container.name}_head = nn.Sequential([{layers}])")
+        elif container.layers:
             lines.append(f"        self.{container.name}_container = nn.Sequential([{layers}])")
     if definition.log_std is not None:
         initial, fixed = definition.log_std
@@ -136,6 +189,14 @@ def describe(definition: ModelDefinition) -> str:
     names = {"observation_space": "self.observation_space", "action_space": "self.action_space"}
     for container in definition.containers:
         expression = NETWORK.expression_text(NETWORK.container_input(container), names)
+        if container.recurrent is not None:
+            lines.append(
+                f"        {container.name}, rnn_states = self.{container.name}_container({expression}, "
+                "inputs['rnn'], inputs.get('terminated'), training='terminated' in inputs)"
+            )
+            if container.layers:
+                lines.append(f"        {container.name} = self.{container.name}_head({container.name})")
+            continue
         call = f"self.{container.name}_container({expression})" if container.layers else expression
         lines.append(f"        {container.name} = {call}")
     last = definition.containers[-1].name
@@ -143,5 +204,6 @@ def describe(definition: ModelDefinition) -> str:
     result = last if output is None else NETWORK.expression_text(output.tree, {**names, OUTPUT_KEY: last})
     lines.append(f"        output = {result}")
     log_std = "self.log_std_parameter, " if definition.log_std is not None else ""
-    lines.append(f"        return output, {log_std}{{}}")
+    extra = "{'rnn': rnn_states}" if recurrent_container(definition.containers) is not None else "{}"
+    lines.append(f"        return output, {log_std}{extra}")
     return "\n".join(lines) + "\n"

@@ -14,10 +14,14 @@ import torch
 
 from skrl_like.core.network_definition import (
     OUTPUT_KEY,
+    Concatenate,
+    Container,
     ModelDefinition,
+    Name,
     SharedModelDefinition,
     check_conv_input,
     get_num_units,
+    recurrent_container,
 )
 from skrl_like.torch.models import (
     CategoricalMixin,
@@ -27,6 +31,7 @@ from skrl_like.torch.models import (
     MultiCategoricalMixin,
     MultivariateGaussianMixin,
 )
+from skrl_like.torch.models.recurrent import make_recurrent_module, recurrent_forward
 from skrl_like.torch.utils.model_instantiators.common import TorchNetwork
 from skrl_like.torch.utils.spaces import unflatten_tensorized_space
 
@@ -38,6 +43,50 @@ MIXINS = {
     "MultiCategoricalMixin": MultiCategoricalMixin,
 }
 NETWORK = TorchNetwork()
+# key of the new hidden states among a trunk's values (not an identifier: no container can take it)
+RNN_KEY = "<rnn states>"
+
+
+class RecurrentContainer(torch.nn.Module):
+    """A ``type: GRU|LSTM|RNN`` container: the recurrent layer (``rnn``), then any embedded final layer (``layers``).
+
+    :param container: the parsed container.
+    :param input_size: features of its input.
+    :param layers: the modules after the recurrent layer.
+    """
+
+    def __init__(self, container: Container, input_size: int, layers: list) -> None:
+        super().__init__()
+        recurrent = container.recurrent
+        self.rnn = make_recurrent_module(recurrent.kind, input_size, recurrent.hidden_size, recurrent.num_layers)
+        self.layers = torch.nn.Sequential(*layers)
+        self.sequence_length = recurrent.sequence_length
+        self.where = f"recurrent container {container.name!r}"
+
+    def forward(self, x: torch.Tensor, states: list, terminated: torch.Tensor | None, training: bool) -> tuple:
+        output, new_states = recurrent_forward(
+            self.rnn, x, states, self.sequence_length, terminated, training, self.where
+        )
+        return self.layers(output), new_states
+
+
+def _input_size(node: Any, containers: Sequence[Container], num_observations: int, where: str) -> int:
+    """Features a recurrent container reads (torch's recurrent modules need it up front; linear layers are lazy)."""
+    if isinstance(node, Concatenate):
+        return sum(_input_size(part, containers, num_observations, where) for part in node.parts)
+    if isinstance(node, Name) and node.key == "states":
+        return num_observations
+    if isinstance(node, Name):
+        source = next(container for container in containers if container.name == node.key)
+        sized = [layer for layer in source.layers if "features" in layer.options]
+        if sized and sized[-1] is source.layers[-1]:
+            return get_num_units(sized[-1].options["features"], num_observations, 0)
+        if not source.layers and source.recurrent is not None:
+            return source.recurrent.hidden_size
+    raise ValueError(
+        f"The input of {where} has no known size: feed it OBSERVATIONS, or a container that ends with a linear layer "
+        "(e.g. an MLP container before it)"
+    )
 
 
 def _structured(space: Any, flat: torch.Tensor | None) -> Any:
@@ -75,11 +124,18 @@ class InstantiatedModel(Model):
             MIXINS[role.mixin].__init__(self, **role.mixin_options, role=role.role)
         sizes = (self.num_observations, self.num_actions)
         for container in definition.containers:
-            setattr(
-                self,
-                f"{container.name}_container",
-                torch.nn.Sequential(*NETWORK.build_layers(container.layers, *sizes)),
-            )
+            layers = NETWORK.build_layers(container.layers, *sizes)
+            if container.recurrent is not None:
+                where = f"recurrent container {container.name!r}"
+                input_size = _input_size(container.input.tree, definition.containers, self.num_observations, where)
+                module = RecurrentContainer(container, input_size, layers)
+            else:
+                module = torch.nn.Sequential(*layers)
+            setattr(self, f"{container.name}_container", module)
+        #: the recurrent container, if any: the model is then recurrent (see get_specification)
+        self._recurrent = recurrent_container(definition.containers)
+        #: environments the hidden states are sized for (get_specification); the agent or the user sets it
+        self.num_envs = 1
         heads = {}
         for role in definition.roles:
             layer = None if embedded_output else role.output.final_layer()
@@ -97,6 +153,11 @@ class InstantiatedModel(Model):
         self._shared_output: tuple | None = None
         self.to(self.device)
 
+    def get_specification(self) -> dict:
+        """``{"rnn": {"sequence_length", "sizes"}}`` for a model with a recurrent container (sized for
+        ``self.num_envs``), else ``{}``."""
+        return {} if self._recurrent is None else self._recurrent.recurrent.specification(self.num_envs)
+
     def _run_trunk(self, inputs: Mapping[str, Any]) -> tuple[dict, Any]:
         values = {
             "states": _structured(self.observation_space, inputs.get("states")),
@@ -104,8 +165,27 @@ class InstantiatedModel(Model):
             "observation_space": self.observation_space,
             "action_space": self.action_space,
         }
-        last = NETWORK.run_containers(self._definition.containers, values, self._call_container)
-        return values, last
+        if self._recurrent is None:
+            return values, NETWORK.run_containers(self._definition.containers, values, self._call_container)
+
+        def call(name: str, x: torch.Tensor) -> torch.Tensor:
+            if name != self._recurrent.name:
+                return self._call_container(name, x)
+            output, values[RNN_KEY] = self._call_recurrent(name, x, inputs)
+            return output
+
+        return values, NETWORK.run_containers(self._definition.containers, values, call)
+
+    def _call_recurrent(self, name: str, x: torch.Tensor, inputs: Mapping[str, Any]) -> tuple:
+        states = inputs.get("rnn")
+        if states is None:
+            raise ValueError(
+                f"This model is recurrent (container {name!r} is a {self._recurrent.recurrent.kind}) and needs the "
+                f"hidden states in inputs['rnn'], of sizes {self.get_specification()['rnn']['sizes']}: use it with a "
+                "recurrent (_RNN) agent, or pass inputs['rnn'] (zeros at an episode's start) and feed back "
+                "outputs['rnn']"
+            )
+        return getattr(self, f"{name}_container")(x, list(states), inputs.get("terminated"), self.training)
 
     def _call_container(self, name: str, x: torch.Tensor) -> torch.Tensor:
         try:
@@ -140,9 +220,10 @@ class InstantiatedModel(Model):
         if has_layer:
             last = getattr(self, f"{definition.role}_layer")(last)
         output = NETWORK.evaluate_output(definition.output, values, last)
+        outputs = {"rnn": values[RNN_KEY]} if RNN_KEY in values else {}
         if definition.log_std is not None:
-            return output, self.log_std_parameter, {}
-        return output, {}
+            return output, self.log_std_parameter, outputs
+        return output, outputs
 
 
 def _role_mixin(model: InstantiatedModel, role: str, method_name: str) -> type:
@@ -224,9 +305,17 @@ def describe(class_name: str, definition: SharedModelDefinition, embedded_output
         lines.append(f'        {role.mixin}.__init__(self, {arguments}role="{role.role}")')
     lines.append("")
     for container in definition.containers:
-        lines.append(f"        self.{container.name}_container = nn.Sequential(")
+        recurrent = container.recurrent
+        if recurrent is not None:
+            lines.append(
+                f"        self.{container.name}_container = RecurrentContainer(nn.{recurrent.kind}("
+                f"hidden_size={recurrent.hidden_size}, num_layers={recurrent.num_layers}, batch_first=True), "
+                f"sequence_length={recurrent.sequence_length}, layers=nn.Sequential("
+            )
+        else:
+            lines.append(f"        self.{container.name}_container = nn.Sequential(")
         lines += [f"            {text}," for layer in container.layers for text in NETWORK.layer_text(layer)]
-        lines.append("        )")
+        lines.append("        ))" if recurrent is not None else "        )")
     for role in roles:
         if not embedded_output and role.output.token is not None:
             lines.append(f"        self.{role.role}_layer = {NETWORK.layer_text(role.output.final_layer())[0]}")
@@ -245,9 +334,13 @@ def describe(class_name: str, definition: SharedModelDefinition, embedded_output
     names = {"states": "states", "taken_actions": "taken_actions"}
     names |= {"observation_space": "self.observation_space", "action_space": "self.action_space"}
     trunk = [
-        f"{c.name} = self.{c.name}_container({NETWORK.expression_text(c.input.tree, names)})"
+        f"{c.name}, rnn_states = self.{c.name}_container({NETWORK.expression_text(c.input.tree, names)}, "
+        'inputs["rnn"], inputs.get("terminated"), self.training)'
+        if c.recurrent is not None
+        else f"{c.name} = self.{c.name}_container({NETWORK.expression_text(c.input.tree, names)})"
         for c in definition.containers
     ]
+    extra = '{"rnn": rnn_states}' if recurrent_container(definition.containers) is not None else "{}"
     last = definition.containers[-1].name
     for index, role in enumerate(roles):
         body = list(trunk)
@@ -269,7 +362,7 @@ def describe(class_name: str, definition: SharedModelDefinition, embedded_output
                 f"output = {NETWORK.expression_text(role.output.expression.tree, {**names, OUTPUT_KEY: token})}"
             )
             result = "output"
-        body.append(f"return {result}, {'self.log_std_parameter, ' if role.log_std is not None else ''}{{}}")
+        body.append(f"return {result}, {'self.log_std_parameter, ' if role.log_std is not None else ''}{extra}")
         indent = "            " if len(roles) > 1 else "        "
         lines += [indent + line for line in body]
     if len(roles) > 1:
