@@ -71,4 +71,3 @@ class DDPG(TD3):
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
         return tracked
-
