@@ -26,7 +26,7 @@ import contextlib
 import copy
 import numbers
 import pickle
-from typing import Any, BinaryIO, Dict, Iterator, List, Tuple
+from typing import Any, BinaryIO, Dict, Iterator, List, Sequence, Tuple
 
 import flax.serialization
 import gymnasium
@@ -38,7 +38,7 @@ from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax import models
-from skrl_like.jax.agents.mechanics import fresh_optimizer
+from skrl_like.jax.agents.mechanics import fresh_optimizer, make_adam, step_scheduler
 from skrl_like.jax.agents.tracking import EpisodeTracker
 from skrl_like.jax.envs.wrappers.base import flat_observations
 from skrl_like.jax.models.base import restore_tree
@@ -311,6 +311,46 @@ class Agent(AgentCore):
         """What an update tracks, by TensorBoard tag, from its ``report`` (any leading axes): the learning rates with
         a schedule, or with ``learning_rates`` (a compiled run that sweeps one)."""
         raise NotImplementedError
+
+    def _adopt_models(self, roles: Sequence[str]) -> None:
+        """Require the models of ``roles``, each with parameters, and make each the attribute and the checkpoint entry
+        of its role's name."""
+        self._require_models(roles)
+        for role in roles:
+            if getattr(self.models[role], "state_dict", None) is None:
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model has no parameters yet: call "
+                    f"{role}.init_state_dict('{role}') before creating the agent"
+                )
+            setattr(self, role, self.models[role])
+            self.checkpoint_modules[role] = self.models[role]
+
+    def _make_optimizers(self, learning_rates: Dict[str, float]) -> None:
+        """One Adam per model role of ``learning_rates`` (each clipping its own gradients), held as
+        ``<role>_optimizer`` and checkpointed under that name; the update passes the rate (see ``make_adam``)."""
+        for role, learning_rate in learning_rates.items():
+            optimizer = make_adam(self.models[role], learning_rate, self._schedule, self.cfg["grad_norm_clip"])
+            setattr(self, f"{role}_optimizer", optimizer)
+            self._register_optimizer(f"{role}_optimizer")
+
+    def _scheduled_rates(self, learner: Any, fields: Sequence[str], timestep: Any) -> Dict[str, jax.Array]:
+        """The learning rates of ``fields`` after one step of the configured schedule (traced)."""
+        return {
+            field: jnp.asarray(
+                step_scheduler(self._scheduler, self._schedule, getattr(learner, field), timestep, None), jnp.float32
+            )
+            for field in fields
+        }
+
+    @staticmethod
+    def _non_finite_parameter_names(learner: Any, roles: Sequence[str]) -> List[str]:
+        """Each non-finite parameter of the models ``roles`` in ``learner``, named for an error message."""
+        return [
+            f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
+            for role in roles
+            for path, leaf in jax.tree_util.tree_leaves_with_path(getattr(learner, role))
+            if not np.isfinite(np.asarray(leaf)).all()
+        ]
 
     def _register_optimizer(self, name: str) -> None:
         """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""

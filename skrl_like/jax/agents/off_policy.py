@@ -25,9 +25,11 @@ its keys (:func:`gaussian_noise`, with the ``GaussianNoise``'s mean and standard
 """
 
 import functools
+import math
 import operator
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+import flax.struct
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -36,6 +38,7 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents.off_policy import decayed_noise_scale, identical_twins_warning, noise_scale
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
+from skrl_like.jax.agents.mechanics import polyak_update
 from skrl_like.jax.resources.noises import GaussianNoise
 from skrl_like.jax.utils.distributed import mean_over_processes
 
@@ -67,6 +70,39 @@ def update_critics(
         optimizer = getattr(learner, f"{role}_optimizer")
         stepped[f"{role}_optimizer"], stepped[role] = optimizer.apply(grad, params, learner.critic_learning_rate)
     return learner._replace(**stepped), total, values
+
+
+def polyak_targets(learner: Any, sources: Sequence[str], polyak: float) -> Any:
+    """``learner`` with each ``target_<source>`` moved toward ``<source>`` by ``polyak`` (pure)."""
+    return learner._replace(
+        **{
+            f"target_{source}": polyak_update(getattr(learner, f"target_{source}"), getattr(learner, source), polyak)
+            for source in sources
+        }
+    )
+
+
+class _Parameters(flax.struct.PyTreeNode):
+    params: Any
+
+
+class LogEntropyCoefficient:
+    """SAC's ``log(alpha)`` as the one-parameter "model" its Adam optimizer is built on (``state_dict.params`` is
+    ``{"params": [log(alpha)]}``, skrl's layout)."""
+
+    def __init__(self, entropy_coefficient: float, device: Any = None) -> None:
+        self.device = device
+        with jax.default_device(device):
+            self.state_dict = _Parameters({"params": jnp.array([math.log(entropy_coefficient)], jnp.float32)})
+
+    @property
+    def value(self) -> jax.Array:
+        return self.state_dict.params["params"]
+
+
+def max_min_mean(values: jax.Array) -> jax.Array:
+    """``(max, min, mean)`` of ``values``: what an update reports of its Q-values and targets."""
+    return jnp.stack([jnp.max(values), jnp.min(values), jnp.mean(values)])
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:

@@ -369,11 +369,5 @@ class OnPolicyAgent(Agent):
         names = step_flag_names(steps, note, self._loss_terms)
         check_named_flags(algorithm, timestep, names, step_finite.reshape(-1).tolist())
 
-    @staticmethod
-    def _non_finite_parameters(learner: LearnerState) -> list:
-        return [
-            f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
-            for role, params in (("policy", learner.policy), ("value", learner.value))
-            for path, leaf in jax.tree_util.tree_leaves_with_path(params)
-            if not np.isfinite(np.asarray(leaf)).all()
-        ]
+    def _non_finite_parameters(self, learner: LearnerState) -> list:
+        return self._non_finite_parameter_names(learner, ("policy", "value"))

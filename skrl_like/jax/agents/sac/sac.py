@@ -17,7 +17,6 @@ model's key counter only advances while tracing).
 import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
-import flax.struct
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -39,16 +38,17 @@ from skrl_like.jax.agents.mechanics import (
     fresh_optimizer,
     make_adam,
     make_scheduler,
-    polyak_update,
-    step_scheduler,
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
+    LogEntropyCoefficient,
     PackedReport,
     compiled_replay_obstacles,
     create_replay_tensors,
     init_target,
+    max_min_mean,
+    polyak_targets,
     q_values,
     sample_batches,
     update_critics,
@@ -60,24 +60,6 @@ from skrl_like.jax.utils.distributed import compile_update
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
 
 CRITICS, TARGET_CRITICS = ("critic_1", "critic_2"), ("target_critic_1", "target_critic_2")
-
-
-class _Parameters(flax.struct.PyTreeNode):
-    params: Any
-
-
-class LogEntropyCoefficient:
-    """``log(alpha)`` as the one-parameter "model" its Adam optimizer is built on (``state_dict.params`` is
-    ``{"params": [log(alpha)]}``, skrl's layout)."""
-
-    def __init__(self, entropy_coefficient: float, device: Any = None) -> None:
-        self.device = device
-        with jax.default_device(device):
-            self.state_dict = _Parameters({"params": jnp.array([math.log(entropy_coefficient)], jnp.float32)})
-
-    @property
-    def value(self) -> jax.Array:
-        return self.state_dict.params["params"]
 
 
 class LearnerState(NamedTuple):
@@ -113,10 +95,6 @@ class StepRecord(NamedTuple):
     actor_learning_rate: jax.Array  # after the step
     critic_learning_rate: jax.Array
     finite: jax.Array  # one per neutral.step_flag_names entry of this step
-
-
-def _statistics(values: jax.Array) -> jax.Array:
-    return jnp.stack([values.max(), values.min(), values.mean()])
 
 
 class SAC(Agent):
@@ -156,18 +134,9 @@ class SAC(Agent):
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._require_models(neutral.ROLES)
         neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin,))
-        for role in neutral.ROLES:
-            if getattr(self.models[role], "state_dict", None) is None:
-                raise ValueError(
-                    f"SAC: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
-                    "before creating the agent"
-                )
+        self._adopt_models(neutral.ROLES)
         self._check_model_outputs(policy_roles=("policy",))
         check_batch_size("SAC", cfg["batch_size"], self.memory)
-
-        for role in neutral.ROLES:
-            setattr(self, role, self.models[role])
-            self.checkpoint_modules[role] = self.models[role]
         warn_if_identical("SAC", self.models, *CRITICS)
         for target, critic in zip(TARGET_CRITICS, CRITICS):
             init_target("SAC", self.models, target, critic)
@@ -180,11 +149,9 @@ class SAC(Agent):
         self._actor_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
         self._entropy_learning_rate = cfg["entropy_learning_rate"]
-        for role in ("policy", *CRITICS):
-            learning_rate = cfg["actor_learning_rate" if role == "policy" else "critic_learning_rate"]
-            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
-            setattr(self, f"{role}_optimizer", optimizer)
-            self._register_optimizer(f"{role}_optimizer")
+        self._make_optimizers(
+            {"policy": cfg["actor_learning_rate"], **dict.fromkeys(CRITICS, cfg["critic_learning_rate"])}
+        )
 
         # the entropy coefficient alpha, learned as log(alpha); log(alpha) itself is not checkpointed [compat]
         self.log_entropy_coefficient = LogEntropyCoefficient(cfg["initial_entropy_value"], self.device)
@@ -318,20 +285,9 @@ class SAC(Agent):
         if cfg["learn_entropy"]:
             learner, entropy_loss = self.update_alpha(learner, log_prob)
         # targets follow their critics; the learning rates follow the schedule (skrl's multiplicative JAX rule)
-        rates = ("actor_learning_rate", "critic_learning_rate")
-        learner = learner._replace(
-            **{
-                f"target_{c}": polyak_update(getattr(learner, f"target_{c}"), getattr(learner, c), cfg["polyak"])
-                for c in CRITICS
-            },
-            **{
-                r: jnp.asarray(
-                    step_scheduler(self._scheduler, self._schedule, getattr(learner, r), timestep, None), jnp.float32
-                )
-                for r in rates
-            },
-            state_preprocessor=statistics,
-            key=key,
+        rates = self._scheduled_rates(learner, ("actor_learning_rate", "critic_learning_rate"), timestep)
+        learner = polyak_targets(learner, CRITICS, cfg["polyak"])._replace(
+            **rates, state_preprocessor=statistics, key=key
         )
 
         losses = (critic_loss / 2, policy_loss) + ((entropy_loss,) if cfg["learn_entropy"] else ())
@@ -344,9 +300,9 @@ class SAC(Agent):
             policy_loss=policy_loss,
             entropy_loss=entropy_loss,
             entropy_coefficient=jnp.exp(learner.log_entropy_coefficient["params"])[0],
-            q1=_statistics(q1),
-            q2=_statistics(q2),
-            target=_statistics(target_values),
+            q1=max_min_mean(q1),
+            q2=max_min_mean(q2),
+            target=max_min_mean(target_values),
             actor_learning_rate=learner.actor_learning_rate,
             critic_learning_rate=learner.critic_learning_rate,
             finite=finite,
@@ -397,14 +353,7 @@ class SAC(Agent):
         finite = np.asarray(records.finite)
         if finite.all():
             return
-        note = non_finite_note(
-            [
-                f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
-                for role in ("policy", *CRITICS)
-                for path, leaf in jax.tree_util.tree_leaves_with_path(getattr(learner, role))
-                if not np.isfinite(np.asarray(leaf)).all()
-            ]
-        )
+        note = non_finite_note(self._non_finite_parameter_names(learner, ("policy", *CRITICS)))
         names = neutral.step_flag_names(self.cfg["gradient_steps"], self.cfg["learn_entropy"], note)
         check_named_flags("SAC", timestep, names, finite.reshape(-1).tolist())
 

@@ -39,10 +39,7 @@ from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
-    make_adam,
     make_scheduler,
-    polyak_update,
-    step_scheduler,
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
@@ -55,6 +52,8 @@ from skrl_like.jax.agents.off_policy import (
     exploration_act,
     gaussian_noise,
     init_target,
+    max_min_mean,
+    polyak_targets,
     q_values,
     sample_batches,
     smoothed_target_actions,
@@ -99,10 +98,6 @@ class StepRecord(NamedTuple):
     finite: jax.Array  # one per neutral.STEP_QUANTITIES, then the parameters after the step
 
 
-def _statistics(values: jax.Array) -> jax.Array:
-    return jnp.stack([jnp.max(values), jnp.min(values), jnp.mean(values)])
-
-
 class TD3(Agent):
     """Twin Delayed DDPG.
 
@@ -145,20 +140,9 @@ class TD3(Agent):
         check_action_space(name, action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self.target_critic_roles = tuple(f"target_{role}" for role in self.critic_roles)
-        roles = ("policy", "target_policy", *self.critic_roles, *self.target_critic_roles)
-        self._require_models(roles)
-        for role in roles:
-            if not hasattr(self.models[role], "state_dict"):
-                raise ValueError(
-                    f"{name}: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
-                    "before creating the agent"
-                )
+        self._adopt_models(("policy", "target_policy", *self.critic_roles, *self.target_critic_roles))
         self._check_model_outputs(policy_roles=("policy", "target_policy"))
         check_batch_size(name, cfg["batch_size"], self.memory)
-
-        for role in roles:
-            setattr(self, role, self.models[role])
-            self.checkpoint_modules[role] = self.models[role]
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
         self._critic_updates = 0
@@ -168,11 +152,8 @@ class TD3(Agent):
         # one Adam per model, each clipping its own gradients; with a schedule the update passes the rate
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        for role in ("policy", *self.critic_roles):
-            learning_rate = cfg["actor_learning_rate" if role == "policy" else "critic_learning_rate"]
-            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
-            setattr(self, f"{role}_optimizer", optimizer)
-            self._register_optimizer(f"{role}_optimizer")
+        critic_rates = dict.fromkeys(self.critic_roles, cfg["critic_learning_rate"])
+        self._make_optimizers({"policy": cfg["actor_learning_rate"], **critic_rates})
         for source in ("policy", *self.critic_roles):
             init_target(name, self.models, f"target_{source}", source)
 
@@ -296,15 +277,7 @@ class TD3(Agent):
 
     def update_targets(self, learner: LearnerState) -> LearnerState:
         """Polyak update of the target policy and the target critics."""
-        sources = ("policy", *self.critic_roles)
-        return learner._replace(
-            **{
-                f"target_{source}": polyak_update(
-                    getattr(learner, f"target_{source}"), getattr(learner, source), self.cfg["polyak"]
-                )
-                for source in sources
-            }
-        )
+        return polyak_targets(learner, ("policy", *self.critic_roles), self.cfg["polyak"])
 
     def _gradient_step(self, learner: LearnerState, batch: Transition, timestep: jax.Array) -> tuple:
         """One gradient step (pure): the critics, then, every ``policy_delay``-th critic step, the policy and the
@@ -318,7 +291,7 @@ class TD3(Agent):
 
         def actor_and_targets(learner: LearnerState) -> tuple:
             learner, policy_loss, policy_values = self.update_actor(learner, states)
-            return self.update_targets(learner), policy_loss, _statistics(policy_values)
+            return self.update_targets(learner), policy_loss, max_min_mean(policy_values)
 
         def skipped(learner: LearnerState) -> tuple:
             return learner, jnp.zeros((), jnp.float32), jnp.zeros(3, jnp.float32)
@@ -330,13 +303,7 @@ class TD3(Agent):
             delayed = jnp.ones((), bool)
             learner, policy_loss, policy_values = actor_and_targets(learner)
         learner = learner._replace(
-            **{
-                field: jnp.asarray(
-                    step_scheduler(self._scheduler, self._schedule, getattr(learner, field), timestep, None),
-                    jnp.float32,
-                )
-                for field in ("policy_learning_rate", "critic_learning_rate")
-            }
+            **self._scheduled_rates(learner, ("policy_learning_rate", "critic_learning_rate"), timestep)
         )
 
         quantities = (batch.states, batch.actions, batch.rewards, batch.next_states, target_values)
@@ -353,9 +320,9 @@ class TD3(Agent):
             critic_loss=critic_loss,
             policy_loss=policy_loss,
             delayed=delayed,
-            critic_values=jnp.stack([_statistics(values) for values in critic_values]),
+            critic_values=jnp.stack([max_min_mean(values) for values in critic_values]),
             policy_values=policy_values,
-            target_values=_statistics(target_values),
+            target_values=max_min_mean(target_values),
             policy_learning_rate=learner.policy_learning_rate,
             critic_learning_rate=learner.critic_learning_rate,
             finite=finite,
@@ -454,14 +421,7 @@ class TD3(Agent):
         """Raise naming the first non-finite quantity (step by step) before anything is committed."""
         if records.finite.all():
             return
-        note = non_finite_note(
-            [
-                f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
-                for role in self._checked_roles
-                for path, leaf in jax.tree_util.tree_leaves_with_path(getattr(learner, role))
-                if not np.isfinite(np.asarray(leaf)).all()
-            ]
-        )
+        note = non_finite_note(self._non_finite_parameter_names(learner, self._checked_roles))
         names = neutral.step_flag_names(len(records.finite), note)
         check_named_flags(type(self).__name__, timestep, names, records.finite.reshape(-1).tolist())
 
