@@ -142,7 +142,7 @@ class OnPolicyAgent(Agent):
             self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
-        self._act_fn = jax.jit(self._sample_with_log_prob)
+        self._act_fn = jax.jit(self._sample_and_pack)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
@@ -151,10 +151,11 @@ class OnPolicyAgent(Agent):
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
         return {"states": states, "key": key}
 
-    def _sample_with_log_prob(
+    def _sample_and_pack(
         self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
     ) -> Tuple[Any, ...]:
-        """One dispatch per step: sample actions and their log-probability."""
+        """One dispatch per step: ``(actions, log_prob, outputs, next key, packed)``, ``packed`` the actions and
+        log-probabilities in one float32 array (one host transfer)."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
         actions, log_prob, outputs = self.policy.act(
@@ -318,7 +319,7 @@ class OnPolicyAgent(Agent):
         self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
     ) -> tuple:
         """``act``'s sample with the learner's parameters and statistics, from the acting stream ``key``."""
-        actions, _, _, key, _ = self._sample_with_log_prob(learner.policy, learner.state_preprocessor, states, key)
+        actions, _, _, key, _ = self._sample_and_pack(learner.policy, learner.state_preprocessor, states, key)
         return learner, key, actions
 
     def compiled_learn(self, learner: LearnerState, rollout: Transition, timestep: jax.Array, key: jax.Array) -> tuple:

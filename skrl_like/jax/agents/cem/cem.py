@@ -142,14 +142,16 @@ class CEM(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
-        self._act_fn = jax.jit(self._sample)
+        self._act_fn = jax.jit(self._sample_with_log_prob)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
         # the state acting reads, placed as an update leaves it: one compilation of acting before and after updates
         self.commit_learner(self.gather_learner())
 
     # -- acting -------------------------------------------------------------------------------------------------
 
-    def _sample(self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
+    def _sample_with_log_prob(
+        self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
+    ) -> Tuple[Any, ...]:
         """One dispatch per step: ``(actions, log_prob, outputs, next key)``."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
