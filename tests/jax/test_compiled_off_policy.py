@@ -13,10 +13,10 @@ from jax.flatten_util import ravel_pytree
 
 gymnax = pytest.importorskip("gymnax")
 
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition  # noqa: E402
 from skrl_like.jax.agents import off_policy  # noqa: E402
 from skrl_like.jax.agents.cem import CEM  # noqa: E402
 from skrl_like.jax.agents.ddpg import DDPG, DDPG_DEFAULT_CONFIG  # noqa: E402
-from skrl_like.jax.agents.ddpg import ddpg as ddpg_module  # noqa: E402
 from skrl_like.jax.agents.dqn import DQN, DQN_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.dqn import dqn as dqn_module  # noqa: E402
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG  # noqa: E402
@@ -122,13 +122,13 @@ def make_dqn(env, seed=0, memory_size=4, **cfg):
 
 
 def learner_leaves(agent):
-    return jax.tree_util.tree_leaves((agent._gather_learner_state(), agent._key))
+    return jax.tree_util.tree_leaves((agent.gather_learner(), agent._key))
 
 
 def assert_same_agents(first, second, atol=1e-5):
     for a, b in zip(learner_leaves(first), learner_leaves(second), strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=atol, rtol=1e-5)
-    for name in first._batch_type._fields:
+    for name in TRANSITION_NAMES:
         np.testing.assert_allclose(first.memory.tensors[name], second.memory.tensors[name], atol=1e-6)
     assert (first.memory.memory_index, first.memory.filled) == (second.memory.memory_index, second.memory.filled)
 
@@ -315,15 +315,15 @@ def test_every_learning_rate_can_be_swept_and_each_run_starts_with_its_own_in_it
         learner = trainer._initial_runs().learner
         for other, rate in rates.items():
             expected = [5.0, 6.0] if other == key else [rate] * 2
-            np.testing.assert_allclose(getattr(learner, agent._learning_rates[other]), expected, rtol=1e-6)
+            np.testing.assert_allclose(getattr(learner, agent.learning_rate_fields[other]), expected, rtol=1e-6)
 
 
 def test_the_replay_ring_writes_wraps_and_samples_only_written_rows():
     memory = RandomMemory(memory_size=3, num_envs=2)
-    for name in sac_module.Batch._fields:
+    for name in TRANSITION_NAMES:
         memory.create_tensor(name, 1, np.float32)
-    replay = off_policy.replay_from_memory(memory, sac_module.Batch, jax.random.PRNGKey(0))
-    row = lambda value: sac_module.Batch(*(jnp.full((2, 1), value, jnp.float32) for _ in sac_module.Batch._fields))  # noqa: E731
+    replay = off_policy.replay_from_memory(memory, jax.random.PRNGKey(0))
+    row = lambda value: Transition(*(jnp.full((2, 1), value, jnp.float32) for _ in TRANSITION_NAMES))  # noqa: E731
     replay = off_policy.replay_add(replay, row(1.0))
     indices = off_policy.replay_indices(jax.random.PRNGKey(0), replay, 50, 2)
     assert indices.shape == (2, 50) and set(np.unique(indices)) == {0, 1}  # one timestep of 2 envs written
@@ -380,18 +380,18 @@ def test_a_seeded_sac_run_draws_fresh_models_with_targets_equal_to_their_critics
     env = pendulum()
     agent = make_sac(env, initial_entropy_value=0.5)
     agent.init()
-    learner = agent._gather_learner_state()
-    fresh = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    learner = agent.gather_learner()
+    fresh = agent.fresh_learner(learner, jax.random.PRNGKey(7))
     for role in ("critic_1", "critic_2"):
         jax.tree_util.tree_map(np.testing.assert_array_equal, getattr(fresh, role), getattr(fresh, "target_" + role))
     flat = lambda params: ravel_pytree(params)[0]  # noqa: E731
     assert not np.allclose(flat(fresh.policy), flat(learner.policy))
     assert not np.allclose(flat(fresh.critic_1), flat(learner.critic_1))
     assert not np.allclose(flat(fresh.critic_1), flat(fresh.critic_2))
-    np.testing.assert_allclose(fresh.log_entropy_coefficient, [np.log(0.5)], rtol=1e-6)
+    np.testing.assert_allclose(fresh.log_entropy_coefficient["params"], [np.log(0.5)], rtol=1e-6)
     assert not np.array_equal(fresh.key, learner.key)
     # the same key draws the same run
-    again = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    again = agent.fresh_learner(learner, jax.random.PRNGKey(7))
     jax.tree_util.tree_map(
         np.testing.assert_array_equal, jax.tree_util.tree_leaves(fresh), jax.tree_util.tree_leaves(again)
     )
@@ -453,8 +453,7 @@ TD3_OPTIONS = {"smooth_regularization_noise": PatternNoise(0.0, 0.2), "smooth_re
 
 @pytest.mark.parametrize("agent_class", [TD3, DDPG])
 def test_compiled_ddpg_and_td3_give_the_sequential_trainers_parameters_replay_and_environment(agent_class, monkeypatch):
-    module = td3_module if agent_class is TD3 else ddpg_module
-    monkeypatch.setattr(module, "sample_batches", sequential_batches)
+    monkeypatch.setattr(td3_module, "sample_batches", sequential_batches)  # DDPG's update is TD3's
     monkeypatch.setattr(CompiledTrainer, "_replay_indices", compiled_rows)
     monkeypatch.setattr(off_policy, "gaussian_noise", pattern_draw)
     monkeypatch.setattr(td3_module, "gaussian_noise", pattern_draw)
@@ -473,15 +472,15 @@ def test_compiled_ddpg_and_td3_give_the_sequential_trainers_parameters_replay_an
         fresh.policy.state_dict.params["params"]["Dense_0"]["kernel"],
         compiled.policy.state_dict.params["params"]["Dense_0"]["kernel"],
     )
-    leaves = lambda agent: jax.tree_util.tree_leaves(agent._gather_learner_state())  # noqa: E731
+    leaves = lambda agent: jax.tree_util.tree_leaves(agent.gather_learner())  # noqa: E731
     for a, b in zip(leaves(sequential), leaves(compiled), strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=1e-5, rtol=1e-5)
-    for name in compiled._batch_type._fields:
+    for name in TRANSITION_NAMES:
         np.testing.assert_allclose(sequential.memory.tensors[name], compiled.memory.tensors[name], atol=1e-6)
     assert compiled.memory.filled and compiled.memory.memory_index == 3
     np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-5)
     if agent_class is TD3:
-        assert int(compiled._critic_update_counter) == 8  # 4 updates of 2 critic steps: policy steps at 3 and 6
+        assert int(compiled._critic_updates) == 8  # 4 updates of 2 critic steps: policy steps at 3 and 6
 
 
 def make_td3(env, **cfg):
@@ -498,7 +497,7 @@ def test_vmapped_td3_runs_share_their_critic_step_count_so_the_policy_delay_stay
         return str(jax.make_jaxpr(trainer._vmapped_chunk)(runs, jnp.int32(0), swept)).count(" cond[")
 
     assert conds() == 2
-    monkeypatch.setattr(TD3, "_compiled_shared_fields", ())
+    monkeypatch.setattr(TD3, "compiled_shared_fields", ())
     assert conds() == 1  # the policy delay's cond became a select
 
 
@@ -529,8 +528,8 @@ def test_a_chunked_td3_run_compiles_once_and_explores_with_fresh_gaussian_noise(
 def test_a_seeded_ddpg_or_td3_run_draws_fresh_models_with_targets_equal_to_their_sources(agent_class):
     agent = make_deterministic(agent_class, pendulum())
     agent.init()
-    learner = agent._gather_learner_state()._replace(**({"critic_updates": jnp.int32(5)} if agent_class is TD3 else {}))
-    fresh = agent._fresh_learner(learner, jax.random.PRNGKey(7))
+    learner = agent.gather_learner()._replace(**({"critic_updates": jnp.int32(5)} if agent_class is TD3 else {}))
+    fresh = agent.fresh_learner(learner, jax.random.PRNGKey(7))
     flat = lambda params: ravel_pytree(params)[0]  # noqa: E731
     for source in ("policy", "critic_1", "critic_2") if agent_class is TD3 else ("policy", "critic"):
         np.testing.assert_array_equal(flat(getattr(fresh, source)), flat(getattr(fresh, "target_" + source)))

@@ -76,7 +76,7 @@ def make_agent(env, algorithm="PPO", seed=0, memory_size=ROLLOUTS, memory_envs=N
 
 
 def learner_leaves(agent):
-    return jax.tree_util.tree_leaves((agent._gather_learner_state(), agent._key))
+    return jax.tree_util.tree_leaves((agent.gather_learner(), agent._key))
 
 
 def assert_same_learners(first, second, atol=1e-5):

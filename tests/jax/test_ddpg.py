@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skrl_like.core.agents.ddpg import DDPG_DEFAULT_CONFIG as NEUTRAL_DEFAULT_CONFIG
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.ddpg import DDPG, DDPG_DEFAULT_CONFIG
-from skrl_like.jax.agents.ddpg.ddpg import Batch
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, Model
@@ -187,10 +187,10 @@ def test_gradient_steps_run_in_one_scan_over_their_batches():
     agent, reference, steps = _linear_agent_and_reference(1, gradient_steps=3)
     batch = stacked(steps)
     rows = np.random.default_rng(2).permutation(8)
-    batches = Batch(*(np.stack([batch[name][rows].astype(np.float32)] * 3) for name in Batch._fields))
-    learner, packed = agent._update_fn(agent._gather_learner_state(), batches, np.int32(0))
+    batches = Transition(*(np.stack([batch[name][rows].astype(np.float32)] * 3) for name in TRANSITION_NAMES))
+    learner, packed = agent._update_fn(agent.gather_learner(), batches, np.int32(0))
     records = agent._packed_learn.unpack(packed)
-    agent._commit_learner_state(learner)
+    agent.commit_learner(learner)
     for _ in range(3):
         reference.step(**batch)
     for role in ROLES:

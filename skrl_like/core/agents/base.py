@@ -397,10 +397,9 @@ class AgentCore(AgentRunState):
 
     # -- learning rates at run time ------------------------------------------------------------------------------
 
-    #: the algorithm's learning rates by config key: what each backend needs to find one (torch: the optimizer's and
-    #: the scheduler's attribute names; JAX: the learner-state field its update reads the rate from, held between
-    #: updates in the attribute ``_<field>``). A key whose attribute is absent (SAC without ``learn_entropy``) is not a
-    #: rate of that agent.
+    #: torch: the algorithm's learning rates by config key, each with its optimizer's and scheduler's attribute names
+    #: (a key whose optimizer is absent is not a rate of that agent). The JAX agents name the learner-state field of
+    #: each rate instead (``learning_rate_fields``) and override :meth:`learning_rate_keys`.
     _learning_rates: Mapping[str, Any] = {}
 
     def learning_rate_keys(self) -> Tuple[str, ...]:

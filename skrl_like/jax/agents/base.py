@@ -10,16 +10,23 @@ Optimizers and jitted learners, one convention:
   :class:`OptimizerEntry` (registered with ``_register_optimizer(name)``) whose ``state`` reads and writes through
   to ``getattr(agent, name)``. Saving reads the current optimizer; loading rebinds the attribute, so the next update
   starts from the loaded state. Nothing is written back into ``checkpoint_modules`` after an update.
-* A jitted update takes and returns one ``NamedTuple`` pytree of everything it changes, its fields named after the
-  checkpoint entries (``policy``, ``value``, ``policy_optimizer``, ``value_optimizer``, ``state_preprocessor``,
-  ``value_preprocessor``, plus e.g. ``learning_rate``). The algorithm gathers it from the agent before the update
-  and commits the returned one after the host has checked it, each with one small helper; a failed check leaves
-  the agent untouched.
+* A jitted update takes and returns one ``NamedTuple`` pytree of everything it changes (the agent's
+  :attr:`Agent.learner_type`), its fields named after the checkpoint entries (``policy``, ``value``,
+  ``policy_optimizer``, ``value_optimizer``, ``state_preprocessor``, ``value_preprocessor``, plus e.g.
+  ``learning_rate``). :meth:`Agent.gather_learner` reads it from the agent before the update and
+  :meth:`Agent.commit_learner` writes the returned one back after the host has checked it, both by field name (the
+  rules are in :meth:`Agent.gather_learner`), so no algorithm writes that plumbing; a failed check leaves the agent
+  untouched. :meth:`Agent.fresh_learner` draws a new one from a key (a seeded compiled run).
+
+The compiled-agent protocol (what :class:`~skrl_like.jax.trainers.CompiledTrainer` calls, documented in
+``docs/compiled-trainer.md``) is the ``compiled_*`` methods below and the learner methods above.
 """
 
+import contextlib
 import copy
+import numbers
 import pickle
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import flax.serialization
 import gymnasium
@@ -29,7 +36,9 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax import models
+from skrl_like.jax.agents.mechanics import fresh_optimizer, make_adam, step_scheduler
 from skrl_like.jax.agents.tracking import EpisodeTracker
 from skrl_like.jax.envs.wrappers.base import flat_observations
 from skrl_like.jax.models.base import restore_tree
@@ -133,17 +142,215 @@ class Agent(AgentCore):
     def _is_distributed_worker(self) -> bool:
         return config.jax.is_distributed and config.jax.rank != 0
 
-    # the learner-state field each learning rate's update reads it from, a traced argument of the optimizers (held
-    # between updates in the attribute "_<field>" and gathered into the learner state before one; a CompiledTrainer
-    # sweep over the key puts one rate per run into that field); agents with other rates declare them
-    _learning_rates = {"learning_rate": "learning_rate"}
+    # -- the learner state: gathered before an update and committed after it, by field name -------------------------
+
+    #: the ``NamedTuple`` of everything the agent's jitted update changes (``None``: no jitted update)
+    learner_type: Any = None
+
+    #: each learning rate's config key and the learner field its update reads it from (a traced argument of the
+    #: optimizers, held between updates in the attribute ``_<field>``; a CompiledTrainer sweep over the key puts one
+    #: rate per run into that field)
+    learning_rate_fields: Dict[str, str] = {"learning_rate": "learning_rate"}
+
+    def gather_learner(self) -> Any:
+        """The agent's :attr:`learner_type`, each field read from the agent by its name:
+
+        * a model role (or an attribute with a ``state_dict``, SAC's log entropy coefficient): its parameters;
+        * ``<name>_preprocessor``: the running statistics of the functional preprocessor ``_<name>_functional``;
+        * ``[<role>_]optimizer``: the optimizer held in the attribute of that name (``None`` or ``()`` when absent);
+        * anything else (learning rates, keys, counters): the attribute ``_<field>``; a learning rate as a float32
+          device scalar, any other Python number as an int32 or float32 one (strongly typed, so that the update
+          compiles once).
+        """
+        return self.learner_type(*(self._learner_field(name) for name in self.learner_type._fields))
+
+    def commit_learner(self, learner: Any) -> None:
+        """Write every field of ``learner`` back where :meth:`gather_learner` read it."""
+        for name, value in zip(learner._fields, learner):
+            holder = self._parameter_holder(name)
+            if holder is not None:
+                holder.state_dict = holder.state_dict.replace(params=value)
+            elif name.endswith("_preprocessor"):
+                self._functional_preprocessor(name).state = value
+            else:
+                setattr(self, name if name.endswith("optimizer") else f"_{name}", value)
+
+    def fresh_learner(self, learner: Any, key: jax.Array) -> Any:
+        """``learner`` with new parameters drawn from ``key`` for every trained model (the models' initialisers; a
+        ``target_<role>`` starts as a copy of ``<role>``) and fresh optimizer states, then :meth:`_fresh_extras` with
+        a key of its own (pure: one per seed in a vmapped compiled run). Statistics and learning rates are kept."""
+        trained = [name for name in learner._fields if name in self.models and not name.startswith("target_")]
+        keys = jax.random.split(key, len(trained) + 1)
+        fresh = {role: self.models[role].initial_params(role, role_key) for role, role_key in zip(trained, keys)}
+        for name in learner._fields:
+            source = name[len("target_") :] if name.startswith("target_") else None
+            role = trained[0] if name == "optimizer" else name[: -len("_optimizer")]
+            if source in fresh:
+                fresh[name] = fresh[source]
+            elif name.endswith("optimizer") and role in fresh:
+                fresh[name] = fresh_optimizer(getattr(learner, name), fresh[role])
+        return self._fresh_extras(learner._replace(**fresh), keys[-1])
+
+    def _fresh_extras(self, learner: Any, key: jax.Array) -> Any:
+        """What else a fresh run starts from besides the models and optimizers (SAC: the initial entropy coefficient
+        and a new random stream; TD3: no critic step yet)."""
+        return learner
+
+    def _parameter_holder(self, name: str) -> Any:
+        holder = self.models.get(name, getattr(self, name, None))
+        return holder if hasattr(holder, "state_dict") and not isinstance(holder, type) else None
+
+    def _functional_preprocessor(self, name: str) -> Any:
+        return getattr(self, f"_{name[: -len('_preprocessor')]}_functional")
+
+    def _learner_field(self, name: str) -> Any:
+        holder = self._parameter_holder(name)
+        if holder is not None:
+            return holder.state_dict.params
+        if name.endswith("_preprocessor"):
+            return self._functional_preprocessor(name).state
+        if name.endswith("optimizer"):
+            return getattr(self, name, None)
+        value = getattr(self, f"_{name}")
+        if name in self.learning_rate_fields.values():
+            return (
+                value
+                if isinstance(value, jax.Array) and value.dtype == jnp.float32
+                else jnp.asarray(value, jnp.float32)
+            )
+        if isinstance(value, numbers.Real) and not isinstance(value, (bool, jax.Array)):
+            return jnp.asarray(value, jnp.int32 if isinstance(value, numbers.Integral) else jnp.float32)
+        return value
+
+    def learning_rate_keys(self) -> Tuple[str, ...]:
+        return tuple(self.learning_rate_fields)
 
     def _has_learning_rate(self, key: str) -> bool:
-        return key in self._learning_rates and hasattr(self, f"_{self._learning_rates[key]}")
+        return key in self.learning_rate_keys()
 
     def _apply_learning_rate(self, key: str, value: float) -> None:
         # the next gather puts it into the learner state: a new value of a traced argument, nothing recompiles
-        setattr(self, f"_{self._learning_rates[key]}", jnp.asarray(value, jnp.float32))
+        setattr(self, f"_{self.learning_rate_fields[key]}", jnp.asarray(value, jnp.float32))
+
+    # -- the compiled-agent protocol (CompiledTrainer; docs/compiled-trainer.md) -------------------------------------
+
+    #: config numbers read when the agent is built or that shape the compiled function: never swept in a compiled run
+    compiled_fixed_keys: Tuple[str, ...] = ()
+    #: learner fields equal in every run of a vmapped compiled run (passed once: TD3's count of critic steps)
+    compiled_shared_fields: Tuple[str, ...] = ()
+
+    def compiled_obstacles(self) -> List[str]:
+        """The configured options that cannot run inside one compiled function, each with its fix (``[]``: none)."""
+        return [f"{type(self).__name__} has no compiled form yet"]
+
+    def compiled_start(self) -> Tuple[Any, jax.Array]:
+        """``(learner, key)``: the learner state and the acting stream a compiled run starts from (an agent that acts
+        with host noise gets an acting stream of its own here, split off the run's key)."""
+        if getattr(self, "_key", None) is None:
+            config.jax.key, self._key = jax.random.split(config.jax.key)
+        return self.gather_learner(), self._key
+
+    def compiled_act(
+        self, learner: Any, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> Tuple[Any, jax.Array, jax.Array]:
+        """``act`` inside a compiled run (traced, warm-up excepted: the trainer applies ``schedule.acts_randomly``):
+        ``(learner, key, actions)``."""
+        raise NotImplementedError
+
+    def compiled_transition(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        next_states: Any,
+        terminated: Any,
+        truncated: Any,
+        infos: Any,
+        timestep: Any,
+        timesteps: int,
+    ) -> Transition:
+        """The :class:`Transition` that ``record_transition`` stores for this step, as the memory holds it (its
+        dtypes, ``(num_envs, size)`` rows): what a compiled run writes into its rollout or replay (traced)."""
+        stored = self.transition_to_store(
+            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
+        ).fields()
+        num_envs, tensors = self.memory.num_envs, self.memory.tensors
+        return Transition(
+            *(jnp.asarray(stored[name]).reshape(num_envs, -1).astype(tensors[name].dtype) for name in TRANSITION_NAMES)
+        )
+
+    def compiled_learn(self, learner: Any, data: Transition, timestep: jax.Array, key: jax.Array) -> Tuple[Any, Any]:
+        """The update inside a compiled run (traced): ``(learner, report)`` from ``data`` (on-policy: the rollout,
+        ``(rollouts, num_envs, size)`` per field; off-policy: the sampled batches, ``(gradient_steps, batch_size,
+        size)``) and ``key`` for what the update draws besides (TD3's smoothing noise)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def compiled_config(self, values: Dict[str, Any]) -> Iterator[None]:
+        """While tracing a compiled run that sweeps a config number: the agent's pure functions read ``cfg[key]`` as
+        ``values[key]`` (traced, one per run), and the agent's own cfg is back as it was afterwards."""
+        cfg = self.cfg
+        self.cfg = {**cfg, **values}
+        try:
+            yield
+        finally:
+            self.cfg = cfg
+
+    def compiled_commit(self, learner: Any, key: jax.Array) -> None:
+        """Put a compiled run's learner state and acting stream into the agent (the learner's own key, if it has
+        one, last: SAC acts and updates from one stream)."""
+        self._key = key
+        self.commit_learner(learner)
+
+    def check_update(self, timestep: int, learner: Any, report: Any) -> None:
+        """Raise ``ValueError`` naming the first non-finite quantity of an update's ``report``, before anything of
+        ``learner`` is committed."""
+        raise NotImplementedError
+
+    def tracked_values(self, report: Any, learning_rates: bool = False) -> Dict[str, Any]:
+        """What an update tracks, by TensorBoard tag, from its ``report`` (any leading axes): the learning rates with
+        a schedule, or with ``learning_rates`` (a compiled run that sweeps one)."""
+        raise NotImplementedError
+
+    def _adopt_models(self, roles: Sequence[str]) -> None:
+        """Require the models of ``roles``, each with parameters, and make each the attribute and the checkpoint entry
+        of its role's name."""
+        self._require_models(roles)
+        for role in roles:
+            if getattr(self.models[role], "state_dict", None) is None:
+                raise ValueError(
+                    f"{type(self).__name__}: the '{role}' model has no parameters yet: call "
+                    f"{role}.init_state_dict('{role}') before creating the agent"
+                )
+            setattr(self, role, self.models[role])
+            self.checkpoint_modules[role] = self.models[role]
+
+    def _make_optimizers(self, learning_rates: Dict[str, float]) -> None:
+        """One Adam per model role of ``learning_rates`` (each clipping its own gradients), held as
+        ``<role>_optimizer`` and checkpointed under that name; the update passes the rate (see ``make_adam``)."""
+        for role, learning_rate in learning_rates.items():
+            optimizer = make_adam(self.models[role], learning_rate, self._schedule, self.cfg["grad_norm_clip"])
+            setattr(self, f"{role}_optimizer", optimizer)
+            self._register_optimizer(f"{role}_optimizer")
+
+    def _scheduled_rates(self, learner: Any, fields: Sequence[str], timestep: Any) -> Dict[str, jax.Array]:
+        """The learning rates of ``fields`` after one step of the configured schedule (traced)."""
+        return {
+            field: jnp.asarray(
+                step_scheduler(self._scheduler, self._schedule, getattr(learner, field), timestep, None), jnp.float32
+            )
+            for field in fields
+        }
+
+    @staticmethod
+    def _non_finite_parameter_names(learner: Any, roles: Sequence[str]) -> List[str]:
+        """Each non-finite parameter of the models ``roles`` in ``learner``, named for an error message."""
+        return [
+            f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
+            for role in roles
+            for path, leaf in jax.tree_util.tree_leaves_with_path(getattr(learner, role))
+            if not np.isfinite(np.asarray(leaf)).all()
+        ]
 
     def _register_optimizer(self, name: str) -> None:
         """Make the optimizer held in ``self.<name>`` the checkpoint entry ``name`` (read and written through)."""

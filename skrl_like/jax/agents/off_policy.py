@@ -15,23 +15,21 @@ Inside a whole compiled run (:class:`~skrl_like.jax.trainers.CompiledTrainer`) t
 :func:`replay_add` and sampled by :func:`replay_indices` / :func:`replay_batches` with a PRNG key instead of NumPy's
 generator; the batches have the layout of :func:`sample_batches`, so the agent's update is the same function.
 
-An off-policy agent with a compiled form (SAC, DQN, DDQN, DDPG, TD3) supplies, besides its ordinary hooks:
-``_batch_type`` (the replay's fields), ``_compiled_fixed_keys`` (the agent's config numbers that cannot be swept,
-besides :data:`REPLAY_FIXED_KEYS`),
-``_compiled_obstacles()``, ``_compiled_act(learner, key, states, timestep, timesteps) -> (learner, key, actions)``
-(what ``act`` runs, warm-up excepted), ``_compiled_acts_randomly(timestep)``, ``_compiled_learn(learner, batches,
-timestep, key)`` (what ``_update`` runs; ``key`` for what it draws besides the rows: TD3's smoothing noise),
-``_fresh_learner(learner, key)``, ``_tracked(report, learning_rates)`` (what ``_update`` tracks) and, optionally,
-``_compiled_shared_fields`` (learner fields equal in every vmapped run, passed once: TD3's critic-step count). The learning
-rates (``_learning_rates``) are not fixed: the learner state carries them, so a compiled run can sweep them.
+An off-policy agent with a compiled form (SAC, DQN, DDQN, DDPG, TD3) implements the compiled-agent protocol of
+:mod:`skrl_like.jax.agents.base` (``docs/compiled-trainer.md``); its ``compiled_fixed_keys`` start with
+:data:`REPLAY_FIXED_KEYS`.
 
 DDPG and TD3 draw their noise from ``Noise`` objects on the host in the ordinary trainers; a compiled run draws it from
 its keys (:func:`gaussian_noise`, with the ``GaussianNoise``'s mean and standard deviation; the decay of
 :func:`compiled_exploration` is the neutral formula evaluated at the traced timestep).
 """
 
+import functools
+import math
+import operator
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+import flax.struct
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -44,16 +42,72 @@ from skrl_like.core.agents.off_policy import (
     identical_twins_warning,
     noise_scale,
 )
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
+from skrl_like.jax.agents.mechanics import polyak_update
 from skrl_like.jax.resources.noises import GaussianNoise
+from skrl_like.jax.utils.distributed import mean_over_processes
 
 #: config numbers every replay agent reads when it is built, or that shape the compiled function: never swept
 REPLAY_FIXED_KEYS = ("batch_size", "gradient_steps", "learning_starts", "random_timesteps")
 
 
-def compiled_acts_randomly(agent: Any, timestep: jax.Array) -> Any:
-    """An agent's ``_compiled_acts_randomly``: ``act``'s warm-up test, traced (``False`` without a warm-up)."""
-    random_timesteps = agent.cfg["random_timesteps"]
-    return timestep < random_timesteps if random_timesteps > 0 else False
+def q_values(models: Mapping[str, Any], roles: Sequence[str], params: Sequence[Any], states: Any, actions: Any) -> list:
+    """Each critic of ``roles`` (with ``params``, in the same order) on ``(states, actions)`` (pure)."""
+    inputs = {"states": states, "taken_actions": actions}
+    return [models[role].act(inputs, role=role, params=p)[0] for role, p in zip(roles, params)]
+
+
+def update_critics(
+    models: Mapping[str, Any], learner: Any, roles: Sequence[str], states: Any, actions: Any, target_values: Any
+) -> tuple:
+    """One Adam step per critic of ``roles`` (learner fields ``<role>`` and ``<role>_optimizer``) at the learner's
+    ``critic_learning_rate``, each on its own mean squared error to ``target_values``, the gradients averaged over
+    the processes in one collective (pure): ``(learner, sum of the errors, each critic's values)``."""
+
+    def loss(critics: tuple) -> tuple:
+        values = q_values(models, roles, critics, states, actions)
+        return functools.reduce(operator.add, [jnp.mean((v - target_values) ** 2) for v in values]), values
+
+    critics = tuple(getattr(learner, role) for role in roles)
+    (total, values), grads = jax.value_and_grad(loss, has_aux=True)(critics)
+    stepped = {}
+    for role, params, grad in zip(roles, critics, mean_over_processes(grads)):
+        optimizer = getattr(learner, f"{role}_optimizer")
+        stepped[f"{role}_optimizer"], stepped[role] = optimizer.apply(grad, params, learner.critic_learning_rate)
+    return learner._replace(**stepped), total, values
+
+
+def polyak_targets(learner: Any, sources: Sequence[str], polyak: float) -> Any:
+    """``learner`` with each ``target_<source>`` moved toward ``<source>`` by ``polyak`` (pure)."""
+    return learner._replace(
+        **{
+            f"target_{source}": polyak_update(getattr(learner, f"target_{source}"), getattr(learner, source), polyak)
+            for source in sources
+        }
+    )
+
+
+class _Parameters(flax.struct.PyTreeNode):
+    params: Any
+
+
+class LogEntropyCoefficient:
+    """SAC's ``log(alpha)`` as the one-parameter "model" its Adam optimizer is built on (``state_dict.params`` is
+    ``{"params": [log(alpha)]}``, skrl's layout)."""
+
+    def __init__(self, entropy_coefficient: float, device: Any = None) -> None:
+        self.device = device
+        with jax.default_device(device):
+            self.state_dict = _Parameters({"params": jnp.array([math.log(entropy_coefficient)], jnp.float32)})
+
+    @property
+    def value(self) -> jax.Array:
+        return self.state_dict.params["params"]
+
+
+def max_min_mean(values: jax.Array) -> jax.Array:
+    """``(max, min, mean)`` of ``values``: what an update reports of its Q-values and targets."""
+    return jnp.stack([jnp.max(values), jnp.min(values), jnp.mean(values)])
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
@@ -322,7 +376,7 @@ def epsilon_greedy(key: jax.Array, random_actions: jax.Array, greedy_actions: ja
 
 class Replay(NamedTuple):
     """A replay memory as explicit state, for a compiled run: ``data`` holds one ``(memory_size, num_envs, size)``
-    array per name (the agent's batch type, in the memory's dtypes), ``position`` the next row to write (the memory's
+    array per name (a :class:`Transition`, in the memory's dtypes), ``position`` the next row to write (the memory's
     ``memory_index``) and ``full`` whether it wrapped (the memory's ``filled``); ``key`` is the stream of its draws
     and of the warm-up random actions (NumPy's global generator in the ordinary trainers)."""
 
@@ -332,15 +386,15 @@ class Replay(NamedTuple):
     key: jax.Array
 
 
-def replay_from_memory(memory: Any, batch_type: Any, key: jax.Array) -> Replay:
-    """The memory's contents and cursor as a :class:`Replay` (the fields of ``batch_type``, in its order)."""
+def replay_from_memory(memory: Any, key: jax.Array) -> Replay:
+    """The memory's contents and cursor as a :class:`Replay` (its data a :class:`Transition`)."""
     if memory.env_index:
         raise ValueError(
             f"the replay memory is part-way through a timestep (env_index={memory.env_index}): a compiled run writes "
             "whole timesteps; reset the memory or complete the timestep"
         )
     return Replay(
-        data=batch_type(*(jnp.asarray(memory.tensors[name]) for name in batch_type._fields)),
+        data=Transition(*(jnp.asarray(memory.tensors[name]) for name in TRANSITION_NAMES)),
         position=jnp.asarray(memory.memory_index, jnp.int32),
         full=jnp.asarray(memory.filled, jnp.bool_),
         key=key,
@@ -350,7 +404,7 @@ def replay_from_memory(memory: Any, batch_type: Any, key: jax.Array) -> Replay:
 def replay_to_memory(replay: Replay, memory: Any) -> None:
     """Write a :class:`Replay` back into the memory (in place: the memory's views stay valid), so the ordinary
     trainers go on from it."""
-    for name, array in zip(replay.data._fields, jax.device_get(replay.data)):
+    for name, array in jax.device_get(replay.data).fields().items():
         memory.tensors[name][...] = np.asarray(array)
     memory.memory_index, memory.env_index = int(replay.position), 0
     memory.filled = bool(replay.full)
@@ -363,7 +417,8 @@ def empty_replay(replay: Replay, key: jax.Array) -> Replay:
 
 
 def replay_add(replay: Replay, row: Any) -> Replay:
-    """Write one timestep (``row``: the batch type, ``(num_envs, size)`` per field) at the position (pure)."""
+    """Write one timestep (``row``: a :class:`Transition` as the memory stores it, ``(num_envs, size)`` per field, the
+    agent's ``compiled_transition``) at the position (pure)."""
     data = jax.tree_util.tree_map(lambda array, value: array.at[replay.position].set(value), replay.data, row)
     memory_size = jax.tree_util.tree_leaves(replay.data)[0].shape[0]
     position = (replay.position + 1) % memory_size
@@ -379,21 +434,10 @@ def replay_indices(key: jax.Array, replay: Replay, batch_size: int, gradient_ste
 
 
 def replay_batches(replay: Replay, indices: jax.Array) -> Any:
-    """The rows ``indices`` (:func:`replay_indices`) of every field: the batch type, ``indices.shape + (size,)``."""
+    """The rows ``indices`` (:func:`replay_indices`) of every field: a :class:`Transition`, ``indices.shape + (size,)``."""
     num_envs = jax.tree_util.tree_leaves(replay.data)[0].shape[1]
     time, env = indices // num_envs, indices % num_envs
     return jax.tree_util.tree_map(lambda array: array[time, env], replay.data)
-
-
-def replay_row(memory: Any, batch_type: Any, sample: Mapping[str, Any]) -> Any:
-    """One timestep of a training transition (:meth:`transition_to_store`'s fields) as the memory stores it: the batch type
-    in the memory's dtypes and ``(num_envs, size)`` rows (pure)."""
-    return batch_type(
-        *(
-            jnp.asarray(sample[name]).reshape(memory.num_envs, -1).astype(memory.tensors[name].dtype)
-            for name in batch_type._fields
-        )
-    )
 
 
 def random_actions(key: jax.Array, action_space: Any, num_envs: int) -> jax.Array:

@@ -8,7 +8,7 @@ An algorithm subclasses :class:`OnPolicyAgent` and writes only its own loss and 
 :class:`UpdateReport`.
 """
 
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -24,12 +24,12 @@ from skrl_like.core.agents.checks import (
     step_flag_names,
 )
 from skrl_like.core.agents.schedule import RolloutSchedule
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
     compute_gae,
-    fresh_optimizer,
     make_adam,
     make_scheduler,
 )
@@ -49,18 +49,10 @@ class LearnerState(NamedTuple):
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     value_preprocessor: Any
     learning_rate: jax.Array
-    key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
+    update_key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
 
 
-class Rollout(NamedTuple):
-    """The memory's tensors, ``(rollouts, num_envs, size)`` each."""
-
-    states: jax.Array
-    actions: jax.Array
-    rewards: jax.Array
-    next_states: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
+Rollout = Transition  # the memory's tensors, ``(rollouts, num_envs, size)`` each
 
 
 class RolloutBatch(NamedTuple):
@@ -95,9 +87,10 @@ class OnPolicyAgent(Agent):
     steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__``, :meth:`_rollout_batch` at the start
     of their pure ``_learn(learner, rollout, timestep) -> (learner, UpdateReport)``."""
 
+    learner_type = LearnerState
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
-    _rollout_type: Any = Rollout  # the memory tensors an update reads (MAPPO adds the shared states)
+    _rollout_extras: Sequence[str] = ()  # memory tensors an update reads besides the transition (MAPPO's shared states)
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -116,7 +109,7 @@ class OnPolicyAgent(Agent):
         self.value = self.models["value"]
         self.checkpoint_modules["policy"] = self.policy
         self.checkpoint_modules["value"] = self.value
-        self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"])
+        self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"], cfg["random_timesteps"])
 
         # the update passes the learner's rate to the optimizers (see make_adam)
         self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
@@ -149,7 +142,7 @@ class OnPolicyAgent(Agent):
             self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
-        self._act_fn = jax.jit(self._sample)
+        self._act_fn = jax.jit(self._sample_and_pack)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 
     # -- acting -------------------------------------------------------------------------------------------------
@@ -158,8 +151,11 @@ class OnPolicyAgent(Agent):
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
         return {"states": states, "key": key}
 
-    def _sample(self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
-        """One dispatch per step: sample actions and their log-probability."""
+    def _sample_and_pack(
+        self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
+    ) -> Tuple[Any, ...]:
+        """One dispatch per step: ``(actions, log_prob, outputs, next key, packed)``, ``packed`` the actions and
+        log-probabilities in one float32 array (one host transfer)."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
         actions, log_prob, outputs = self.policy.act(
@@ -172,7 +168,7 @@ class OnPolicyAgent(Agent):
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,
         uniform random actions with their log-probability under the policy, which the update recomputes)."""
-        if timestep < self.cfg["random_timesteps"]:
+        if self.schedule.acts_randomly(timestep):
             actions, _, outputs = self.policy.random_act({"states": states}, role="policy")
             processed = self._state_preprocessor(states)
             _, log_prob, _ = self.policy.act({**self._model_inputs(processed), "taken_actions": actions}, role="policy")
@@ -193,12 +189,12 @@ class OnPolicyAgent(Agent):
 
     @staticmethod
     def _draw_key(learner: LearnerState) -> Tuple[LearnerState, Any]:
-        """``(learner, key)``: a fresh key split off ``learner.key`` for one batch of model calls, or the fixed unused
-        key when the update draws nothing (``learner.key is None``, decided when tracing)."""
-        if learner.key is None:
+        """``(learner, key)``: a fresh key split off ``learner.update_key`` for one batch of model calls, or the fixed
+        unused key when the update draws nothing (``learner.update_key is None``, decided when tracing)."""
+        if learner.update_key is None:
             return learner, UNUSED_KEY
-        key, drawn = jax.random.split(learner.key)
-        return learner._replace(key=key), drawn
+        key, drawn = jax.random.split(learner.update_key)
+        return learner._replace(update_key=key), drawn
 
     def _evaluate_rollout(
         self, learner: Any, rollout: Rollout, key: Any = UNUSED_KEY
@@ -265,10 +261,12 @@ class OnPolicyAgent(Agent):
             policy=policy, value=value, policy_optimizer=policy_optimizer, value_optimizer=value_optimizer
         )
 
-    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_sample`` as ``act``, ``transition_to_store`` and ``_rollout_step`` as ``record_transition``, ``_learn``)
+    # -- the compiled form (the protocol of jax/agents/base.py): the same pure functions as the hooks above -------
 
-    def _compiled_obstacles(self) -> List[str]:
+    #: numbers read when the agent is built or that shape the compiled function: they cannot differ between runs
+    compiled_fixed_keys = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
+
+    def compiled_obstacles(self) -> List[str]:
         """The configured options that cannot run inside one compiled function, each with its fix."""
         cfg = self.cfg
         obstacles = []
@@ -287,73 +285,41 @@ class OnPolicyAgent(Agent):
                 f"{len(self.secondary_memories)} secondary memories: the rollout lives inside the compiled function "
                 "and is written to no memory; pass only the rollout memory"
             )
-        if self._rollout_type is not Rollout:
-            obstacles.append(f"the rollout of {type(self).__name__} holds {self._rollout_type._fields}")
+        if self._rollout_extras:
+            obstacles.append(f"the rollout of {type(self).__name__} also holds {tuple(self._rollout_extras)}")
         return obstacles
 
-    def _rollout_step(self, sample: Mapping[str, Any]) -> Rollout:
-        """One step of the rollout as the memory stores it (its dtypes and ``(num_envs, size)`` rows), from a
-        :meth:`transition_to_store` transition's fields: what a compiled scan stacks in place of the memory (pure)."""
-        num_envs = self.memory.num_envs
-        return self._rollout_type(
-            *(
-                jnp.asarray(sample[name]).reshape(num_envs, -1).astype(self.memory.tensors[name].dtype)
-                for name in self._rollout_type._fields
-            )
-        )
+    def compiled_act(
+        self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
+        """``act``'s sample with the learner's parameters and statistics, from the acting stream ``key``."""
+        actions, _, _, key, _ = self._sample_and_pack(learner.policy, learner.state_preprocessor, states, key)
+        return learner, key, actions
 
-    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
-        """``learner`` with new parameters for both models drawn from ``key`` (the models' initialisers), fresh
-        optimizer states for them, and, when the update draws random numbers, a new update key (pure: one per seed
-        in a vmapped run). The preprocessors' statistics and the learning rate are kept."""
-        policy_key, value_key, update_key = jax.random.split(key, 3)
-        policy = self.policy.initial_params("policy", policy_key)
-        value = self.value.initial_params("value", value_key)
-        return learner._replace(
-            policy=policy,
-            value=value,
-            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
-            value_optimizer=fresh_optimizer(learner.value_optimizer, value),
-            key=None if learner.key is None else update_key,
-        )
+    def compiled_learn(self, learner: LearnerState, rollout: Transition, timestep: jax.Array, key: jax.Array) -> tuple:
+        """``_update``'s compiled call on the rollout (``key`` is not used: RPO draws from ``update_key``)."""
+        return self._learn(learner, rollout, timestep)
+
+    def _fresh_extras(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """A new update key when the update draws random numbers."""
+        return learner._replace(update_key=None if learner.update_key is None else key)
 
     # -- the host side of an update -----------------------------------------------------------------------------
 
-    def _gather_learner_state(self) -> LearnerState:
-        return LearnerState(
-            policy=self.policy.state_dict.params,
-            value=self.value.state_dict.params,
-            policy_optimizer=self.policy_optimizer,
-            value_optimizer=self.value_optimizer,
-            state_preprocessor=self._state_functional.state,
-            value_preprocessor=self._value_functional.state,
-            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
-            key=self._update_key,
-        )
-
-    def _commit_learner_state(self, learner: LearnerState) -> None:
-        self.policy.state_dict = self.policy.state_dict.replace(params=learner.policy)
-        self.value.state_dict = self.value.state_dict.replace(params=learner.value)
-        self.policy_optimizer = learner.policy_optimizer
-        self.value_optimizer = learner.value_optimizer
-        self._state_functional.state = learner.state_preprocessor
-        self._value_functional.state = learner.value_preprocessor
-        self._learning_rate = learner.learning_rate
-        self._update_key = learner.key
-
     def _update(self, timestep: int, timesteps: int) -> None:
-        rollout = self._rollout_type(*(self.memory.get_tensor_by_name(name) for name in self._rollout_type._fields))
-        learner, report = self._update_fn(self._gather_learner_state(), rollout, np.int32(timestep))
-        self._check_update(timestep, learner, report)
-        self._commit_learner_state(learner)
+        tensors = {name: self.memory.get_tensor_by_name(name) for name in (*TRANSITION_NAMES, *self._rollout_extras)}
+        rollout = Transition(*(tensors.pop(name) for name in TRANSITION_NAMES), extras=tensors)
+        learner, report = self._update_fn(self.gather_learner(), rollout, np.int32(timestep))
+        self.check_update(timestep, learner, report)
+        self.commit_learner(learner)
         self._track_update(report)
 
     def _track_update(self, report: UpdateReport) -> None:
         """Tracked as device scalars: converted only when written."""
-        for tag, value in self._tracked(report).items():
+        for tag, value in self.tracked_values(report).items():
             self.track_data(tag, value)
 
-    def _tracked(self, report: UpdateReport, learning_rates: bool = False) -> Dict[str, Any]:
+    def tracked_values(self, report: UpdateReport, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags (any leading axes): tracked by ``_update`` here, and
         written per update by ``CompiledTrainer``. The learning rate is tracked with a schedule, or with
         ``learning_rates`` (a compiled run that sweeps it: each run's own rate)."""
@@ -366,7 +332,7 @@ class OnPolicyAgent(Agent):
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked
 
-    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
+    def check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """One host transfer: raise naming the first non-finite quantity (rollout, then each step in order)."""
         algorithm = type(self).__name__
         rollout_finite, step_finite = jax.device_get((report.rollout_finite, report.step_finite))
@@ -379,11 +345,5 @@ class OnPolicyAgent(Agent):
         names = step_flag_names(steps, note, self._loss_terms)
         check_named_flags(algorithm, timestep, names, step_finite.reshape(-1).tolist())
 
-    @staticmethod
-    def _non_finite_parameters(learner: LearnerState) -> list:
-        return [
-            f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
-            for role, params in (("policy", learner.policy), ("value", learner.value))
-            for path, leaf in jax.tree_util.tree_leaves_with_path(params)
-            if not np.isfinite(np.asarray(leaf)).all()
-        ]
+    def _non_finite_parameters(self, learner: LearnerState) -> list:
+        return self._non_finite_parameter_names(learner, ("policy", "value"))

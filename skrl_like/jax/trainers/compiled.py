@@ -2,11 +2,12 @@
 
 With an environment written in JAX (:class:`~skrl_like.jax.envs.wrappers.GymnaxWrapper`), nothing in a training run
 needs the host: the run is ``lax.scan`` over updates of (``lax.scan`` over ``rollouts`` environment steps, then the
-agent's update), compiled once. The trainer composes the agent's own pure functions, the ones its Python hooks call
-under :class:`~skrl_like.jax.trainers.SequentialTrainer`, so the algorithm is written once: ``_sample`` (what ``act``
-runs), ``transition_to_store`` and ``_rollout_step`` (what ``record_transition`` stores), and ``_learn`` (the
-jitted update), with the environment's pure ``transition``. The same weights, keys and data give the same update
-under both trainers.
+agent's update), compiled once. The trainer drives the agent through its public compiled-agent protocol
+(``docs/compiled-trainer.md``): ``compiled_start`` (learner state and acting stream), ``compiled_act``,
+``compiled_transition`` (the :class:`~skrl_like.core.agents.transition.Transition` ``record_transition`` stores),
+``compiled_learn`` and ``compiled_commit``, each the pure function behind the agent's Python hook under
+:class:`~skrl_like.jax.trainers.SequentialTrainer`, and applies the agent's ``schedule`` (warm-up and update cadence)
+traced; the algorithm is written once. The same weights, keys and data give the same update under both trainers.
 
 Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store
 the transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled
@@ -34,11 +35,12 @@ import numpy as np
 import tqdm
 
 from skrl_like import config
+from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.tensorboard import SummaryWriter
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
+from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.off_policy import (
-    REPLAY_FIXED_KEYS,
     Replay,
     empty_replay,
     random_actions,
@@ -46,10 +48,8 @@ from skrl_like.jax.agents.off_policy import (
     replay_batches,
     replay_from_memory,
     replay_indices,
-    replay_row,
     replay_to_memory,
 )
-from skrl_like.jax.agents.on_policy import OnPolicyAgent
 from skrl_like.jax.trainers.base import Trainer
 
 COMPILED_TRAINER_DEFAULT_CONFIG = {
@@ -101,10 +101,10 @@ _COMPILED_CFG_CHECKS = {
 class RunState(NamedTuple):
     """Everything a compiled run carries from one iteration to the next (one per run when vmapped)."""
 
-    learner: Any  # the agent's LearnerState
+    learner: Any  # the agent's learner state
     env: Any  # the environment's state (GymnaxState)
     states: jax.Array  # the observations the next step acts on
-    act_key: jax.Array  # the agent's acting stream (``agent._key``)
+    act_key: jax.Array  # the agent's acting stream (``compiled_start``)
     episode_returns: jax.Array  # (num_envs,) of the running episodes
     episode_lengths: jax.Array
     replay: Any = ()  # off-policy: the replay memory (a ``Replay``)
@@ -150,13 +150,12 @@ class _OnPolicyRun:
     """The compiled iteration of an on-policy agent (PPO, A2C, RPO, TRPO): a rollout of ``rollouts`` steps with the
     run's current policy, then the agent's update on it."""
 
-    #: numbers read when the agent is built or that shape the compiled function: they cannot differ between runs
-    fixed_keys = ("rollouts", "learning_epochs", "mini_batches", "grad_norm_clip", "random_timesteps")
     sweep_examples = "discount_factor, lambda, ratio_clip, value_clip or value_loss_scale"  # besides the rates
 
     def __init__(self, trainer: "CompiledTrainer") -> None:
         self.trainer, self.agent = trainer, trainer.agent
-        self.steps = self.agent.cfg["rollouts"]  # environment steps per iteration
+        self.fixed_keys = self.agent.compiled_fixed_keys
+        self.steps = self.agent.schedule.rollouts  # environment steps per iteration
 
     def check(self) -> None:
         agent = self.agent
@@ -164,7 +163,7 @@ class _OnPolicyRun:
         if memory_envs != self.trainer.env.num_envs:
             raise ValueError(
                 f"{type(agent).__name__}'s memory has num_envs={memory_envs}, the environment "
-                f"{self.trainer.env.num_envs}: create it with RandomMemory(memory_size={agent.cfg['rollouts']}, "
+                f"{self.trainer.env.num_envs}: create it with RandomMemory(memory_size={self.steps}, "
                 "num_envs=env.num_envs)"
             )
 
@@ -177,15 +176,15 @@ class _OnPolicyRun:
 
         def env_step(carry: tuple, timestep: jax.Array) -> tuple:
             env_state, states, key, returns, lengths = carry
-            actions, _, _, key, _ = agent._sample(learner.policy, learner.state_preprocessor, states, key)
-            env_state, out, sample, returns, lengths, ended = trainer._env_step(
+            _, key, actions = agent.compiled_act(learner, key, states, timestep, trainer.timesteps)
+            env_state, out, transition, returns, lengths, ended = trainer._env_step(
                 env_state, states, actions, returns, lengths, timestep
             )
-            return (env_state, out.next_states, key, returns, lengths), (agent._rollout_step(sample), ended)
+            return (env_state, out.next_states, key, returns, lengths), (transition, ended)
 
         carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
         carry, (rollout, ended) = jax.lax.scan(env_step, carry, first_timestep + jnp.arange(rollouts, dtype=jnp.int32))
-        learner, report = agent._learn(learner, rollout, first_timestep + rollouts - 1)
+        learner, report = agent.compiled_learn(learner, rollout, first_timestep + rollouts - 1, carry[2])
         return RunState(learner, *carry, run.replay), _episode_metrics(report, ended, rollout.rewards, True)
 
     def initial_replay(self) -> Any:
@@ -195,8 +194,7 @@ class _OnPolicyRun:
         return ()
 
     def commit(self, run: RunState) -> None:
-        self.agent._commit_learner_state(run.learner)
-        self.agent._key = run.act_key
+        self.agent.compiled_commit(run.learner, run.act_key)
 
     def flags_ok(self, report: Any) -> np.ndarray:
         """Per iteration (the last axis): every finite flag of its update is set."""
@@ -205,7 +203,7 @@ class _OnPolicyRun:
 
     def scalars(self, metrics: UpdateMetrics, learning_rates: bool) -> Dict[str, Any]:
         """The agent's tracked values, one per update (the rates also without a schedule when ``learning_rates``)."""
-        return self.agent._tracked(metrics.report, learning_rates)
+        return self.agent.tracked_values(metrics.report, learning_rates)
 
     def write_group(self) -> int:
         return 1  # one TensorBoard point per update
@@ -221,58 +219,54 @@ class _OffPolicyRun:
     def __init__(self, trainer: "CompiledTrainer") -> None:
         self.trainer, self.agent = trainer, trainer.agent
         self.steps = 1
-        self.fixed_keys = REPLAY_FIXED_KEYS + tuple(self.agent._compiled_fixed_keys)
+        self.fixed_keys = self.agent.compiled_fixed_keys
         # the replay's draws and warm-up actions: NumPy's global generator in the ordinary trainers, a key here
         config.jax.key, self.replay_key = jax.random.split(config.jax.key)
-        if getattr(self.agent, "_key", None) is None:
-            # DDPG and TD3 act with the host's Noise objects in the ordinary trainers: here, with an acting stream
-            config.jax.key, self.agent._key = jax.random.split(config.jax.key)
 
     def check(self) -> None:
         pass  # the trainer checks the memory's num_envs; the agent lists its obstacles
 
     def iteration(self, run: RunState, timestep: jax.Array) -> tuple:
         """Act, step, store, and update when due (traced)."""
-        trainer, agent = self.trainer, self.agent
+        trainer, agent, schedule = self.trainer, self.agent, self.agent.schedule
         cfg = agent.cfg
         replay_key, random_key, sample_key, learn_key = jax.random.split(run.replay.key, 4)
-        learner, act_key, actions = agent._compiled_act(
+        learner, act_key, actions = agent.compiled_act(
             run.learner, run.act_key, run.states, timestep, trainer.timesteps
         )
-        explore = agent._compiled_acts_randomly(timestep)
-        if explore is not False:  # warm-up: uniform actions, and the agent's streams untouched, as act() does
+        if schedule.random_timesteps > 0:  # warm-up: uniform actions, and the agent's streams untouched, as act() does
+            explore = schedule.acts_randomly(timestep)
             uniform = random_actions(random_key, trainer.env.action_space, trainer.env.num_envs)
             actions = jnp.where(explore, uniform.astype(actions.dtype), actions)
             learner, act_key = jax.tree_util.tree_map(
                 lambda old, new: jnp.where(explore, old, new), (run.learner, run.act_key), (learner, act_key)
             )
-        env_state, out, sample, returns, lengths, ended = trainer._env_step(
+        env_state, out, transition, returns, lengths, ended = trainer._env_step(
             run.env, run.states, actions, run.episode_returns, run.episode_lengths, timestep
         )
-        replay = replay_add(run.replay, replay_row(agent.memory, agent._batch_type, sample))._replace(key=replay_key)
+        replay = replay_add(run.replay, transition)._replace(key=replay_key)
 
         def learn(learner: Any) -> tuple:
             indices = trainer._replay_indices(sample_key, replay, cfg["batch_size"], cfg["gradient_steps"])
-            return agent._compiled_learn(learner, replay_batches(replay, indices), timestep, learn_key)
+            return agent.compiled_learn(learner, replay_batches(replay, indices), timestep, learn_key)
 
         def skip(learner: Any) -> tuple:
             report = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(learn, learner)[1])
             return learner, report._replace(finite=jnp.ones_like(report.finite))
 
-        updated = jnp.logical_and(timestep >= cfg["learning_starts"], timestep % cfg.get("update_interval", 1) == 0)
+        updated = schedule.updates(timestep)
         learner, report = jax.lax.cond(updated, learn, skip, learner)
         run = RunState(learner, env_state, out.next_states, act_key, returns, lengths, replay)
         return run, _episode_metrics(report, ended, out.rewards, updated)
 
     def initial_replay(self) -> Replay:
-        return replay_from_memory(self.agent.memory, self.agent._batch_type, self.replay_key)
+        return replay_from_memory(self.agent.memory, self.replay_key)
 
     def fresh_replay(self, replay: Replay, key: jax.Array) -> Replay:
         return empty_replay(replay, key)
 
     def commit(self, run: RunState) -> None:
-        self.agent._key = run.act_key
-        self.agent._commit_learner_state(run.learner)  # SAC's learner holds its key (act and update share it)
+        self.agent.compiled_commit(run.learner, run.act_key)
         self.replay_key = run.replay.key
         replay_to_memory(run.replay, self.agent.memory)
 
@@ -284,7 +278,7 @@ class _OffPolicyRun:
         rates also without a schedule when ``learning_rates``); NaN where no update was due."""
         updated = np.asarray(metrics.updated)
         scalars = {}
-        for tag, values in self.agent._tracked(metrics.report, learning_rates).items():
+        for tag, values in self.agent.tracked_values(metrics.report, learning_rates).items():
             values = np.asarray(values, np.float64)
             if values.ndim > updated.ndim:  # one value per gradient step
                 values = _reduce(tag, values, -1)
@@ -331,10 +325,9 @@ class CompiledTrainer(Trainer):
                 "cfg['seeds'] or cfg['sweep'])"
             )
         agent = self._agent_list[0]
-        if isinstance(agent, OnPolicyAgent):
-            family: Any = _OnPolicyRun
-        elif callable(getattr(agent, "_compiled_act", None)):
-            family = _OffPolicyRun
+        if isinstance(agent, Agent) and type(agent).compiled_act is not Agent.compiled_act:
+            # one environment step per iteration for a replay agent, a rollout of them for an on-policy one
+            family: Any = _OnPolicyRun if isinstance(agent.schedule, RolloutSchedule) else _OffPolicyRun
         else:
             raise TypeError(
                 f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN, DDQN, DDPG and TD3; "
@@ -363,7 +356,7 @@ class CompiledTrainer(Trainer):
         self.updates_per_chunk = chunk
         self._sweep_name, self._sweep_values = self._check_sweep(agent)
         # a swept learning rate goes into the learner state's field for it, one value per run (_initial_runs)
-        self._swept_rate = agent._learning_rates.get(self._sweep_name) if self._sweep_name is not None else None
+        self._swept_rate = agent.learning_rate_fields.get(self._sweep_name) if self._sweep_name is not None else None
         seeds = self.cfg["seeds"]
         if seeds is not None and self._sweep_values is not None and len(seeds) != len(self._sweep_values):
             raise ValueError(
@@ -381,7 +374,7 @@ class CompiledTrainer(Trainer):
     # -- checks ------------------------------------------------------------------------------------------------
 
     def _check_agent(self, agent: Any) -> None:
-        obstacles = agent._compiled_obstacles()
+        obstacles = agent.compiled_obstacles()
         if obstacles:
             raise ValueError(
                 f"CompiledTrainer cannot compile {type(agent).__name__} with "
@@ -399,7 +392,7 @@ class CompiledTrainer(Trainer):
         if name not in agent.cfg:
             raise ValueError(f"{where} is not a key of the {type(agent).__name__} cfg.{did_you_mean(name, agent.cfg)}")
         rates = agent.learning_rate_keys()
-        if name in agent._learning_rates and name not in rates:
+        if name in agent.learning_rate_fields and name not in rates:
             raise ValueError(
                 f"{where}: {type(agent).__name__} does not use {name!r} with this cfg (e.g. SAC's "
                 f"entropy_learning_rate without learn_entropy), so the runs would not differ; its learning rates: "
@@ -421,30 +414,27 @@ class CompiledTrainer(Trainer):
         if name is None or self._swept_rate is not None:
             yield
             return
-        cfg = agent.cfg
-        agent.cfg = {**cfg, name: value}
         try:
-            yield
+            with agent.compiled_config({name: value}):
+                yield
         except (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError) as error:
             raise ValueError(
                 f"CompiledTrainer cfg['sweep'] key '{name}': {type(agent).__name__} makes a Python decision on it "
                 f"(e.g. 'if cfg[{name!r}]'), so it cannot differ between the runs of one compiled call; sweep another "
                 "key or run each value separately"
             ) from error
-        finally:
-            agent.cfg = cfg
 
     # -- the compiled run ------------------------------------------------------------------------------------
 
     def _env_step(
         self, env_state: Any, states: jax.Array, actions: jax.Array, returns: jax.Array, lengths: jax.Array, timestep
     ) -> tuple:
-        """One step of every sub-environment (traced): ``(env_state, step, sample, returns, lengths, ended)``, the
-        training transition the agent stores (``transition_to_store``, as ``record_transition``), and the running
-        episodes' returns and lengths with ``ended`` = (done, return, length) of those that ended."""
+        """One step of every sub-environment (traced): ``(env_state, step, transition, returns, lengths, ended)``, the
+        transition the agent stores (``compiled_transition``, as ``record_transition``), and the running episodes'
+        returns and lengths with ``ended`` = (done, return, length) of those that ended."""
         env_state, out = self.env.transition(env_state, actions)
         infos = {"final_states": out.final_states}
-        sample = self.agent.transition_to_store(
+        transition = self.agent.compiled_transition(
             states,
             actions,
             out.rewards,
@@ -454,13 +444,13 @@ class CompiledTrainer(Trainer):
             infos,
             timestep,
             self.timesteps,
-        ).fields()
+        )
         returns = returns + out.rewards[:, 0]
         lengths = lengths + 1
         done = jnp.logical_or(out.terminated, out.truncated)[:, 0]
         ended = (done, jnp.where(done, returns, 0.0), jnp.where(done, lengths, 0))
         returns, lengths = jnp.where(done, 0.0, returns), jnp.where(done, 0, lengths)
-        return env_state, out, sample, returns, lengths, ended
+        return env_state, out, transition, returns, lengths, ended
 
     def _replay_indices(self, key: jax.Array, replay: Replay, batch_size: int, gradient_steps: int) -> jax.Array:
         """The replay rows an off-policy update samples (:func:`replay_indices`; a test may draw others)."""
@@ -479,7 +469,7 @@ class CompiledTrainer(Trainer):
         replay."""
         model_key, env_key, act_key = jax.random.split(key, 3)
         env_state, states = self.env.initial_state(env_key)
-        learner = self.agent._fresh_learner(learner, model_key)
+        learner = self.agent.fresh_learner(learner, model_key)
         replay = self._family.fresh_replay(replay, jax.random.fold_in(key, 1))
         return self._run_state(learner, env_state, states, act_key, replay)
 
@@ -489,8 +479,7 @@ class CompiledTrainer(Trainer):
         return RunState(learner, env_state, states, act_key, *zeros, replay)
 
     def _initial_runs(self) -> RunState:
-        agent = self.agent
-        learner = agent._gather_learner_state()
+        learner, act_key = self.agent.compiled_start()
         replay = self._family.initial_replay()
         seeds = self.cfg["seeds"]
         if seeds is not None:
@@ -499,7 +488,7 @@ class CompiledTrainer(Trainer):
         else:
             self.env.reset()
             env_state, states = self.env.carry
-            runs = self._run_state(learner, env_state, states, agent._key, replay)
+            runs = self._run_state(learner, env_state, states, act_key, replay)
             if self._vmapped:  # a sweep from the agent's own state: the same start for every run
                 runs = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_runs, *jnp.shape(x))), runs)
         if self._swept_rate is not None:  # each run's own rate, from which its schedule (if any) goes on
@@ -514,10 +503,10 @@ class CompiledTrainer(Trainer):
 
     def _vmapped_chunk(self, runs: RunState, first_update: jax.Array, swept: jax.Array) -> tuple:
         """Every run's chunk, vmapped. The learner fields the agent keeps equal in every run
-        (``_compiled_shared_fields``: TD3's count of critic steps, from the same start in every run) go in once,
+        (``compiled_shared_fields``: TD3's count of critic steps, from the same start in every run) go in once,
         unbatched, so a ``lax.cond`` on them stays a branch: under ``vmap`` a batched predicate turns it into a select
         that computes both branches (TD3's policy step at every critic step instead of every ``policy_delay``-th)."""
-        shared = tuple(getattr(self.agent, "_compiled_shared_fields", ()))
+        shared = tuple(getattr(self.agent, "compiled_shared_fields", ()))
         if not shared:
             return jax.vmap(self._chunk, in_axes=(0, None, 0))(runs, first_update, swept)
         absent = {name: () for name in shared}  # no leaves: the shared values travel beside the batched state
@@ -625,7 +614,7 @@ class CompiledTrainer(Trainer):
         timestep = (first_update + int(update) + 1) * self._family.steps - 1
         prefix = "" if run_index is None else f"run {run_index}: "
         try:
-            self.agent._check_update(timestep, final.learner, jax.tree_util.tree_map(pick, metrics.report))
+            self.agent.check_update(timestep, final.learner, jax.tree_util.tree_map(pick, metrics.report))
         except ValueError as error:
             raise ValueError(f"CompiledTrainer {prefix}{error}") from error
 

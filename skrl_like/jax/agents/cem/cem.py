@@ -80,6 +80,8 @@ class CEM(Agent):
         every value is checked against its documented type and range.
     """
 
+    learner_type = LearnerState
+
     def __init__(
         self,
         models: Mapping[str, Any],
@@ -140,14 +142,16 @@ class CEM(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
-        self._act_fn = jax.jit(self._sample)
+        self._act_fn = jax.jit(self._sample_with_log_prob)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
         # the state acting reads, placed as an update leaves it: one compilation of acting before and after updates
-        self._commit_learner_state(self._gather_learner_state())
+        self.commit_learner(self.gather_learner())
 
     # -- acting -------------------------------------------------------------------------------------------------
 
-    def _sample(self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> Tuple[Any, ...]:
+    def _sample_with_log_prob(
+        self, params: Any, state_statistics: Any, states: jax.Array, key: jax.Array
+    ) -> Tuple[Any, ...]:
         """One dispatch per step: ``(actions, log_prob, outputs, next key)``."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
@@ -217,22 +221,10 @@ class CEM(Agent):
         learner = LearnerState(policy, optimizer, statistics, jnp.asarray(learning_rate, jnp.float32))
         return learner, UpdateReport(loss, finite)
 
-    def _gather_learner_state(self) -> LearnerState:
+    def gather_learner(self) -> LearnerState:
         """Placed on the agent's device: fresh parameters are uncommitted and an update's outputs committed, and the
         compiled update would be specialised for each."""
-        learner = LearnerState(
-            policy=self.policy.state_dict.params,
-            optimizer=self.optimizer,
-            state_preprocessor=self._state_functional.state,
-            learning_rate=jnp.asarray(self._learning_rate, jnp.float32),
-        )
-        return jax.device_put(learner, self.device)
-
-    def _commit_learner_state(self, learner: LearnerState) -> None:
-        self.policy.state_dict = self.policy.state_dict.replace(params=learner.policy)
-        self.optimizer = learner.optimizer
-        self._state_functional.state = learner.state_preprocessor
-        self._learning_rate = learner.learning_rate
+        return jax.device_put(super().gather_learner(), self.device)
 
     def _update(self, timestep: int, timesteps: int) -> None:
         memory = self.memory
@@ -256,9 +248,9 @@ class CEM(Agent):
             actions=actions.reshape(2 * rows, -1),
             weights=selection.weights.reshape(-1),
         )
-        learner, report = self._update_fn(self._gather_learner_state(), elite_rows, np.int32(timestep))
-        self._check_update(timestep, learner, report)
-        self._commit_learner_state(learner)
+        learner, report = self._update_fn(self.gather_learner(), elite_rows, np.int32(timestep))
+        self.check_update(timestep, learner, report)
+        self.commit_learner(learner)
         self._end_rollout(rewards, dones)
 
         self.track_data("Loss / Policy loss", report.loss)
@@ -267,7 +259,7 @@ class CEM(Agent):
         if self._schedule is not None:
             self.track_data("Learning / Learning rate", learner.learning_rate)
 
-    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
+    def check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """One host transfer: raise naming the first non-finite quantity; nothing is committed then."""
         finite = np.asarray(jax.device_get(report.finite))
         if finite.all():

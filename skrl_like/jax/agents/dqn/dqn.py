@@ -25,12 +25,12 @@ from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.off_policy import epsilon as off_policy_epsilon
 from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
-    fresh_optimizer,
     make_adam,
     make_scheduler,
     polyak_update,
@@ -38,10 +38,10 @@ from skrl_like.jax.agents.mechanics import (
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    REPLAY_FIXED_KEYS,
     PackedReport,
     compiled_replay_obstacles,
     create_replay_tensors,
-    device_scalar,
     epsilon_greedy,
     init_target,
     sample_batches,
@@ -71,15 +71,7 @@ class LearnerState(NamedTuple):
     learning_rate: jax.Array
 
 
-class Batch(NamedTuple):
-    """One gradient step's transitions (``(batch_size, size)`` each; stacked on a leading axis for the scan)."""
-
-    states: jax.Array
-    actions: jax.Array
-    rewards: jax.Array
-    next_states: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
+Batch = Transition  # one gradient step's transitions, ``(batch_size, size)`` each (stacked for the scan)
 
 
 class StepRecord(NamedTuple):
@@ -119,6 +111,7 @@ class DQN(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    learner_type = LearnerState
 
     _default_config = DQN_DEFAULT_CONFIG
 
@@ -147,7 +140,9 @@ class DQN(Agent):
         self.checkpoint_modules["q_network"] = self.q_network
         self.checkpoint_modules["target_q_network"] = self.target_q_network
 
-        self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"], cfg["update_interval"])
+        # no warm-up without exploration: the agent then always acts greedily (skrl's order of the checks)
+        random_timesteps = cfg["random_timesteps"] if cfg["exploration"]["timesteps"] else 0
+        self.schedule = OffPolicySchedule(cfg["learning_starts"], random_timesteps, cfg["update_interval"])
         self._learning_rate = cfg["learning_rate"]
         # with a schedule the update passes its own rate to every step (skrl's JAX rule)
         self._scheduler = cfg["learning_rate_scheduler"]
@@ -201,7 +196,7 @@ class DQN(Agent):
         Q-network's outputs with ``"mean_actions"``, the greedy actions (what a trainer's deterministic evaluation
         plays)."""
         epsilon = neutral.exploration_epsilon(timestep, self.cfg["exploration"])
-        acts_randomly = epsilon is not None and self.schedule.acts_randomly(timestep)
+        acts_randomly = self.schedule.acts_randomly(timestep)
         if acts_randomly and self.training:  # warm-up: no Q-values needed
             actions = self.q_network.random_act({"states": states}, role="q_network")[0]
             return (actions if self._jax else np.asarray(actions)), None, {}
@@ -291,35 +286,19 @@ class DQN(Agent):
         )
         return learner, report
 
-    def _gather_learner_state(self) -> LearnerState:
-        return LearnerState(
-            q_network=self.q_network.state_dict.params,
-            target_q_network=self.target_q_network.state_dict.params,
-            optimizer=self.optimizer,
-            state_preprocessor=self._state_functional.state,
-            learning_rate=device_scalar(self._learning_rate, jnp.float32),
-        )
-
-    def _commit_learner_state(self, learner: LearnerState) -> None:
-        self.q_network.state_dict = self.q_network.state_dict.replace(params=learner.q_network)
-        self.target_q_network.state_dict = self.target_q_network.state_dict.replace(params=learner.target_q_network)
-        self.optimizer = learner.optimizer
-        self._state_functional.state = learner.state_preprocessor
-        self._learning_rate = learner.learning_rate
-
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
-        batches = Batch(*sample_batches(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
+        batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
         update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        learner, packed = self._update_fn(self._gather_learner_state(), batches, update_target, np.int32(timestep))
+        learner, packed = self._update_fn(self.gather_learner(), batches, update_target, np.int32(timestep))
         report = self._packed_learn.unpack(packed)  # one transfer: the flags to check and the numbers to track
-        self._check_update(timestep, learner, report)
-        self._commit_learner_state(learner)
+        self.check_update(timestep, learner, report)
+        self.commit_learner(learner)
 
-        for tag, value in self._tracked(report).items():
+        for tag, value in self.tracked_values(report).items():
             self.track_data(tag, value)
 
-    def _tracked(self, report: UpdateReport, learning_rates: bool = False) -> dict:
+    def tracked_values(self, report: UpdateReport, learning_rates: bool = False) -> dict:
         """What an update tracks, under its TensorBoard tags, one value per update: tracked by ``_update`` here, and
         written per step by ``CompiledTrainer``. The learning rate is tracked with a schedule, or with
         ``learning_rates`` (a compiled run that sweeps it: each run's own rate)."""
@@ -333,22 +312,19 @@ class DQN(Agent):
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked
 
-    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_act`` is ``act``'s ``_act``, ``transition_to_store`` what ``record_transition`` stores, and
-    # ``_learn`` the update, on batches drawn from the replay kept as arrays in the run's state)
+    # -- the compiled form (the protocol of jax/agents/base.py): ``act``'s ``_act`` and the update, on batches drawn
+    # from the replay kept as arrays in the run's state
 
-    _batch_type = Batch  # the replay's fields, in the order of sample_batches
-    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
-    _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
+    compiled_fixed_keys = REPLAY_FIXED_KEYS + (
         "update_interval",
         "target_update_interval",
     )
 
-    def _compiled_obstacles(self) -> list:
+    def compiled_obstacles(self) -> list:
         """The configured options that cannot run inside one compiled function, each with its fix."""
         return compiled_replay_obstacles(self)
 
-    def _compiled_act(
+    def compiled_act(
         self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
     ) -> tuple:
         """``act`` inside a compiled run: :meth:`_act` at the decayed epsilon (traced), greedy without exploration."""
@@ -357,27 +333,12 @@ class DQN(Agent):
         actions, _, _, key = self._act(learner.q_network, learner.state_preprocessor, states, key, epsilon)
         return learner, key, actions
 
-    def _compiled_acts_randomly(self, timestep: jax.Array) -> Any:
-        """``act``'s warm-up test, traced (``False`` without a warm-up, or without exploration)."""
-        warm_up = self.cfg["random_timesteps"] > 0 and self.cfg["exploration"]["timesteps"]
-        return timestep < self.cfg["random_timesteps"] if warm_up else False
-
-    def _compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
+    def compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
         """``_update``'s compiled call, the target update due by the same rule (``key`` is not used)."""
         update_target = neutral.target_update_due(timestep, self.cfg["target_update_interval"])
         return self._learn(learner, batches, update_target, timestep)
 
-    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
-        """``learner`` with new Q-network parameters drawn from ``key`` (the target starts as a copy) and a fresh
-        optimizer state (pure: one per seed in a vmapped run); the statistics and the learning rate are kept."""
-        q_network = self.q_network.initial_params("q_network", key)
-        return learner._replace(
-            q_network=q_network,
-            target_q_network=q_network,
-            optimizer=fresh_optimizer(learner.optimizer, q_network),
-        )
-
-    def _check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
+    def check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
         """Raise naming the first non-finite quantity, gradient step by step; nothing is committed then."""
         finite = np.asarray(report.finite)
         if finite.all():

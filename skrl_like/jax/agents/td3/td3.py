@@ -1,12 +1,16 @@
-"""Twin Delayed DDPG (TD3), JAX backend.
+"""Twin Delayed DDPG (TD3), JAX backend, and DDPG as its configuration.
 
 Fujimoto et al., "Addressing Function Approximation Error in Actor-Critic Methods", 2018. The same algorithm as the
-torch backend (same config, same update rule), written the PureJaxRL way: one gradient step (both critics, the
-delayed policy step as a ``lax.cond``, the polyak update of the three targets, the scheduler step) is one pure
-function of explicit state (a :class:`LearnerState`), and an update runs its ``gradient_steps`` in one jitted
-``lax.scan`` over batches drawn beforehand. The target-smoothing noise is drawn on the host beforehand from the
-configured ``Noise`` (any noise works, and a run can match torch's draw for draw). The host checks the finite flags
-before committing anything. Shapes are static and the delay is traced, so nothing recompiles after the first update.
+torch backend (same config, same update rule), written the PureJaxRL way: one gradient step is three small pure
+updates of explicit state (a :class:`LearnerState`), ``update_critic`` (both critics on the TD target of the smoothed
+target policy), then, every ``policy_delay``-th critic step (a ``lax.cond``), ``update_actor`` and ``update_targets``
+(polyak), and an update runs its ``gradient_steps`` in one jitted ``lax.scan`` over batches drawn beforehand. The
+target-smoothing noise is drawn on the host beforehand from the configured ``Noise`` (any noise works, and a run can
+match torch's draw for draw). The host checks the finite flags before committing anything. Shapes are static and the
+delay is traced, so nothing recompiles after the first update.
+
+DDPG (:mod:`skrl_like.jax.agents.ddpg`) is this class with one critic, a policy step at every critic step and no
+target smoothing, as SB3 writes ``DDPG(TD3)``.
 
 Under :class:`~skrl_like.jax.trainers.CompiledTrainer` the same update runs inside the compiled run, with the
 exploration and smoothing noise drawn from the run's keys (``GaussianNoise`` only) instead of the host's ``Noise``.
@@ -14,6 +18,7 @@ exploration and smoothing noise drawn from the run's keys (``GaussianNoise`` onl
 Each critic steps with its own gradient (skrl 1.4.3's JAX TD3 stepped both with critic 2's).
 """
 
+import functools
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import gymnasium
@@ -28,39 +33,37 @@ from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
-    fresh_optimizer,
-    make_adam,
     make_scheduler,
-    polyak_update,
-    step_scheduler,
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
+    REPLAY_FIXED_KEYS,
     PackedReport,
-    compiled_acts_randomly,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
     create_replay_tensors,
-    device_scalar,
     exploration_act,
     gaussian_noise,
     init_target,
+    max_min_mean,
+    polyak_targets,
+    q_values,
     sample_batches,
     smoothed_target_actions,
     stack_samples,
+    update_critics,
     warn_if_identical,
 )
-from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
+from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
-
-ROLES = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
 
 
 class LearnerState(NamedTuple):
@@ -81,53 +84,18 @@ class LearnerState(NamedTuple):
     critic_updates: jax.Array  # critic steps so far: the policy steps after every policy_delay-th
 
 
-class Transitions(NamedTuple):
-    """The replay's fields, in the order of ``neutral.TENSOR_NAMES`` (what a compiled run keeps as arrays)."""
-
-    states: jax.Array
-    actions: jax.Array
-    rewards: jax.Array
-    next_states: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-
-
-class Batch(NamedTuple):
-    """One gradient step's sampled transitions (``(batch_size, size)`` each, the fields of :class:`Transitions`) and
-    its smoothing noise."""
-
-    states: jax.Array
-    actions: jax.Array
-    rewards: jax.Array
-    next_states: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    smoothing_noise: Optional[jax.Array]  # ``(batch_size, action_size)``, unclipped; ``None``: no smoothing
-
-
-class Critics(NamedTuple):
-    """The parameters the critic loss is differentiated with respect to."""
-
-    critic_1: Any
-    critic_2: Any
-
-
 class StepRecord(NamedTuple):
     """One per gradient step (the scan stacks them to ``(gradient_steps, ...)``)."""
 
     critic_loss: jax.Array
     policy_loss: jax.Array  # 0 on the steps without a policy step
     delayed: jax.Array  # the policy and the targets stepped
-    critic_1_values: jax.Array  # (max, min, mean)
-    critic_2_values: jax.Array
+    critic_values: jax.Array  # (critics, 3): (max, min, mean) of each critic on the sampled actions
+    policy_values: jax.Array  # (max, min, mean) of the first critic on the policy's actions (0 without a policy step)
     target_values: jax.Array
     policy_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     finite: jax.Array  # one per neutral.STEP_QUANTITIES, then the parameters after the step
-
-
-def _statistics(values: jax.Array) -> jax.Array:
-    return jnp.stack([jnp.max(values), jnp.min(values), jnp.mean(values)])
 
 
 class TD3(Agent):
@@ -147,7 +115,15 @@ class TD3(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
-    _learning_rates = {"actor_learning_rate": "policy_learning_rate", "critic_learning_rate": "critic_learning_rate"}
+    learner_type = LearnerState
+    learning_rate_fields = {
+        "actor_learning_rate": "policy_learning_rate",
+        "critic_learning_rate": "critic_learning_rate",
+    }
+    # what makes TD3 TD3 (DDPG sets one critic, no delay and no smoothing)
+    default_config: Mapping[str, Any] = TD3_DEFAULT_CONFIG
+    critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
+    delayed_policy = True  # the policy step is a lax.cond on the critic-step count (DDPG: at every step)
 
     def __init__(
         self,
@@ -158,53 +134,37 @@ class TD3(Agent):
         device: Optional[Union[str, jax.Device]] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        cfg = merge_config(TD3_DEFAULT_CONFIG, cfg, "TD3 cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "TD3 cfg")
-        check_action_space("TD3", action_space, "Box")
+        name = type(self).__name__
+        cfg = merge_config(self.default_config, cfg, f"{name} cfg", ignored=TORCH_ONLY_KEYS)
+        check_config(cfg, f"{name} cfg")
+        check_action_space(name, action_space, "Box")
         super().__init__(models, memory, observation_space, action_space, device, cfg)
-        self._require_models(ROLES)
-        for role in ROLES:
-            if not hasattr(self.models[role], "state_dict"):
-                raise ValueError(
-                    f"TD3: the '{role}' model has no parameters yet: call {role}.init_state_dict('{role}') "
-                    "before creating the agent"
-                )
-        self._check_model_outputs(policy_roles=("policy", "target_policy"), critic_roles=ROLES[2:])
-        check_batch_size("TD3", cfg["batch_size"], self.memory)
-
-        self.policy = self.models["policy"]
-        self.target_policy = self.models["target_policy"]
-        self.critic_1 = self.models["critic_1"]
-        self.critic_2 = self.models["critic_2"]
-        self.target_critic_1 = self.models["target_critic_1"]
-        self.target_critic_2 = self.models["target_critic_2"]
-        for role in ROLES:
-            self.checkpoint_modules[role] = self.models[role]
+        self.target_critic_roles = tuple(f"target_{role}" for role in self.critic_roles)
+        self._adopt_models(("policy", "target_policy", *self.critic_roles, *self.target_critic_roles))
+        self._check_model_outputs(
+            policy_roles=("policy", "target_policy"), critic_roles=(*self.critic_roles, *self.target_critic_roles)
+        )
+        check_batch_size(name, cfg["batch_size"], self.memory)
 
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
-        self._critic_update_counter = 0
+        self._critic_updates = 0
         self._policy_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
 
         # one Adam per model, each clipping its own gradients; with a schedule the update passes the rate
         self._scheduler = cfg["learning_rate_scheduler"]
         self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        for role, learning_rate in (
-            ("policy", cfg["actor_learning_rate"]),
-            ("critic_1", cfg["critic_learning_rate"]),
-            ("critic_2", cfg["critic_learning_rate"]),
-        ):
-            optimizer = make_adam(self.models[role], learning_rate, self._schedule, cfg["grad_norm_clip"])
-            setattr(self, f"{role}_optimizer", optimizer)
-            self._register_optimizer(f"{role}_optimizer")
-        for source in ("policy", "critic_1", "critic_2"):
-            init_target("TD3", self.models, f"target_{source}", source)
+        critic_rates = dict.fromkeys(self.critic_roles, cfg["critic_learning_rate"])
+        self._make_optimizers({"policy": cfg["actor_learning_rate"], **critic_rates})
+        for source in ("policy", *self.critic_roles):
+            init_target(name, self.models, f"target_{source}", source)
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
-        if cfg["smooth_regularization_noise"] is None:
-            logger.warning(neutral.SMOOTHING_WARNING)
-        warn_if_identical("TD3", self.models, "critic_1", "critic_2")
+        if len(self.critic_roles) > 1:
+            if cfg["smooth_regularization_noise"] is None:
+                logger.warning(neutral.SMOOTHING_WARNING)
+            warn_if_identical(name, self.models, *self.critic_roles)
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the action bounds, the writer and the jitted functions (called once)."""
@@ -213,10 +173,11 @@ class TD3(Agent):
         # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
         self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
-        self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
-        self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
+        with jax.default_device(self.device):
+            self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
+            self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
-        self._key = None  # act draws from the Noise objects; a CompiledTrainer gives its run an acting stream here
+        self._key = None  # act draws from the Noise objects; compiled_start gives a compiled run an acting stream
         # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
         self._packed_learn = PackedReport(self._learn)
         self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
@@ -254,194 +215,128 @@ class TD3(Agent):
             actions = np.asarray(actions)
         return actions, None, outputs
 
-    # -- learning -----------------------------------------------------------------------------------------------
+    # -- learning: small pure updates, composed by _gradient_step ------------------------------------------------
 
-    def _critic_loss(
-        self, critics: Critics, states: jax.Array, actions: jax.Array, target_values: jax.Array
-    ) -> Tuple[jax.Array, Tuple[jax.Array, jax.Array]]:
-        """The SUM of both critics' mean squared errors [compat] (pure): ``(loss, (Q1, Q2))``. Each critic's
-        gradient is that of its own error."""
-        inputs = {"states": states, "taken_actions": actions}
-        critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1", params=critics.critic_1)
-        critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2", params=critics.critic_2)
-        critic_1_loss = jnp.mean((critic_1_values - target_values) ** 2)
-        critic_2_loss = jnp.mean((critic_2_values - target_values) ** 2)
-        return critic_1_loss + critic_2_loss, (critic_1_values, critic_2_values)
-
-    def _policy_loss(self, policy_params: Any, critic_1_params: Any, states: jax.Array) -> jax.Array:
-        """``-mean Q1(s, pi(s))`` (pure)."""
-        actions, _, _ = self.policy.act({"states": states}, role="policy", params=policy_params)
-        values, _, _ = self.critic_1.act(
-            {"states": states, "taken_actions": actions}, role="critic_1", params=critic_1_params
-        )
-        return -jnp.mean(values)
-
-    def _gradient_step(
-        self, learner: LearnerState, batch: Batch, timestep: jax.Array
-    ) -> Tuple[LearnerState, StepRecord]:
-        """One gradient step (pure): both critics, then, every ``policy_delay``-th critic step, the policy and the
-        polyak update of the three targets; the schedulers step every time."""
-        cfg = self.cfg
-        policy_learning_rate, critic_learning_rate = learner.policy_learning_rate, learner.critic_learning_rate
-        # the state statistics are updated twice, with the states and the next states [compat]
-        statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
-        statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
-
-        # TD targets: the smaller target critic, at the smoothed target policy's action
+    def _target_values(self, learner: LearnerState, batch: Transition, next_states: jax.Array) -> jax.Array:
+        """TD targets: the smallest target critic at the (smoothed) target policy's action."""
         next_actions, _, _ = self.target_policy.act(
             {"states": next_states}, role="target_policy", params=learner.target_policy
         )
         next_actions = smoothed_target_actions(
             next_actions,
-            batch.smoothing_noise,
-            cfg["smooth_regularization_clip"],
+            batch.extras.get("smoothing_noise"),
+            self.cfg.get("smooth_regularization_clip", 0.0),
             self.clip_actions_min,
             self.clip_actions_max,
         )
-        next_inputs = {"states": next_states, "taken_actions": next_actions}
-        target_q1_values, _, _ = self.target_critic_1.act(
-            next_inputs, role="target_critic_1", params=learner.target_critic_1
+        targets = [getattr(learner, role) for role in self.target_critic_roles]
+        next_values = functools.reduce(
+            jnp.minimum, q_values(self.models, self.target_critic_roles, targets, next_states, next_actions)
         )
-        target_q2_values, _, _ = self.target_critic_2.act(
-            next_inputs, role="target_critic_2", params=learner.target_critic_2
-        )
-        target_values = td_targets(
-            batch.rewards, batch.terminated, jnp.minimum(target_q1_values, target_q2_values), cfg["discount_factor"]
-        )
+        return td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
 
-        # critic step: each critic with its own gradient (averaged over the processes together: one collective)
-        (critic_loss, (critic_1_values, critic_2_values)), grads = jax.value_and_grad(self._critic_loss, has_aux=True)(
-            Critics(learner.critic_1, learner.critic_2), states, batch.actions, target_values
-        )
-        grads = mean_over_processes(grads)
-        critic_1_optimizer, critic_1 = learner.critic_1_optimizer.apply(
-            grads.critic_1, learner.critic_1, critic_learning_rate
-        )
-        critic_2_optimizer, critic_2 = learner.critic_2_optimizer.apply(
-            grads.critic_2, learner.critic_2, critic_learning_rate
-        )
-        critic_updates = learner.critic_updates + 1
+    def update_critic(self, learner: LearnerState, states: jax.Array, actions: jax.Array, target_values: jax.Array):
+        """The critics' step on the SUM of their errors [compat] (each its own gradient): ``(learner, loss, values)``."""
+        learner, loss, values = update_critics(self.models, learner, self.critic_roles, states, actions, target_values)
+        return learner._replace(critic_updates=learner.critic_updates + 1), loss, values
+
+    def _policy_loss(self, policy_params: Any, critic_params: Any, states: jax.Array) -> tuple:
+        """``-mean Q1(s, pi(s))`` (pure): ``(loss, Q1)``."""
+        actions, _, _ = self.policy.act({"states": states}, role="policy", params=policy_params)
+        (values,) = q_values(self.models, self.critic_roles[:1], (critic_params,), states, actions)
+        return -jnp.mean(values), values
+
+    def update_actor(self, learner: LearnerState, states: jax.Array) -> tuple:
+        """One Adam step of the policy on the first critic's value of its actions: ``(learner, loss, values)``."""
+        critic = getattr(learner, self.critic_roles[0])
+        (loss, values), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(learner.policy, critic, states)
+        optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.policy_learning_rate)
+        return learner._replace(policy=policy, policy_optimizer=optimizer), loss, values
+
+    def update_targets(self, learner: LearnerState) -> LearnerState:
+        """Polyak update of the target policy and the target critics."""
+        return polyak_targets(learner, ("policy", *self.critic_roles), self.cfg["polyak"])
+
+    def _gradient_step(self, learner: LearnerState, batch: Transition, timestep: jax.Array) -> tuple:
+        """One gradient step (pure): the critics, then, every ``policy_delay``-th critic step, the policy and the
+        targets; the schedulers step every time."""
+        # the state statistics are updated twice, with the states and the next states [compat]
+        statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
+        statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
+        target_values = self._target_values(learner, batch, next_states)
+        learner, critic_loss, critic_values = self.update_critic(learner, states, batch.actions, target_values)
+        learner = learner._replace(state_preprocessor=statistics)
+
+        def actor_and_targets(learner: LearnerState) -> tuple:
+            learner, policy_loss, policy_values = self.update_actor(learner, states)
+            return self.update_targets(learner), policy_loss, max_min_mean(policy_values)
+
+        def skipped(learner: LearnerState) -> tuple:
+            return learner, jnp.zeros((), jnp.float32), jnp.zeros(3, jnp.float32)
+
+        if self.delayed_policy:
+            delayed = learner.critic_updates % self.cfg["policy_delay"] == 0
+            learner, policy_loss, policy_values = jax.lax.cond(delayed, actor_and_targets, skipped, learner)
+        else:
+            delayed = jnp.ones((), bool)
+            learner, policy_loss, policy_values = actor_and_targets(learner)
         learner = learner._replace(
-            critic_1=critic_1,
-            critic_2=critic_2,
-            critic_1_optimizer=critic_1_optimizer,
-            critic_2_optimizer=critic_2_optimizer,
-            state_preprocessor=statistics,
-            critic_updates=critic_updates,
-        )
-
-        # delayed policy step and polyak update of the three targets
-        def policy_step(learner: LearnerState) -> Tuple[LearnerState, jax.Array]:
-            policy_loss, grad = jax.value_and_grad(self._policy_loss)(learner.policy, learner.critic_1, states)
-            policy_optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, policy_learning_rate)
-            polyak = cfg["polyak"]
-            learner = learner._replace(
-                policy=policy,
-                policy_optimizer=policy_optimizer,
-                target_policy=polyak_update(learner.target_policy, policy, polyak),
-                target_critic_1=polyak_update(learner.target_critic_1, learner.critic_1, polyak),
-                target_critic_2=polyak_update(learner.target_critic_2, learner.critic_2, polyak),
-            )
-            return learner, policy_loss
-
-        def no_policy_step(learner: LearnerState) -> Tuple[LearnerState, jax.Array]:
-            return learner, jnp.zeros((), jnp.float32)
-
-        delayed = critic_updates % cfg["policy_delay"] == 0
-        learner, policy_loss = jax.lax.cond(delayed, policy_step, no_policy_step, learner)
-
-        # the schedulers step at every gradient step
-        learner = learner._replace(
-            policy_learning_rate=jnp.asarray(
-                step_scheduler(self._scheduler, self._schedule, learner.policy_learning_rate, timestep, None),
-                jnp.float32,
-            ),
-            critic_learning_rate=jnp.asarray(
-                step_scheduler(self._scheduler, self._schedule, learner.critic_learning_rate, timestep, None),
-                jnp.float32,
-            ),
+            **self._scheduled_rates(learner, ("policy_learning_rate", "critic_learning_rate"), timestep)
         )
 
         quantities = (batch.states, batch.actions, batch.rewards, batch.next_states, target_values)
+        critics = tuple(getattr(learner, role) for role in self.critic_roles)
         finite = jnp.stack(
             [
                 *(all_finite(x) for x in quantities),
                 jnp.isfinite(critic_loss),
                 jnp.isfinite(policy_loss),
-                all_finite((learner.policy, learner.critic_1, learner.critic_2)),
+                all_finite((learner.policy, *critics)),
             ]
         )
         record = StepRecord(
             critic_loss=critic_loss,
             policy_loss=policy_loss,
             delayed=delayed,
-            critic_1_values=_statistics(critic_1_values),
-            critic_2_values=_statistics(critic_2_values),
-            target_values=_statistics(target_values),
+            critic_values=jnp.stack([max_min_mean(values) for values in critic_values]),
+            policy_values=policy_values,
+            target_values=max_min_mean(target_values),
             policy_learning_rate=learner.policy_learning_rate,
             critic_learning_rate=learner.critic_learning_rate,
             finite=finite,
         )
         return learner, record
 
-    def _learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> Tuple[LearnerState, StepRecord]:
+    def _learn(self, learner: LearnerState, batches: Transition, timestep: jax.Array) -> Tuple[LearnerState, Any]:
         """The whole update as one pure function: ``gradient_steps`` gradient steps in a ``lax.scan`` over the
-        pre-drawn batches (leaves ``(gradient_steps, batch_size, size)``)."""
+        pre-drawn batches (leaves ``(gradient_steps, batch_size, size)``; TD3's smoothing noise in ``extras``)."""
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
 
-    def _draw_batches(self) -> Batch:
+    def _draw_batches(self) -> Transition:
         """``gradient_steps`` fresh batches and their smoothing noise, drawn on the host: one ``(batch_size,
         action_size)`` sample of the noise per gradient step, as torch draws it."""
         cfg = self.cfg
-        sampled = sample_batches(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"], cfg["gradient_steps"])
-        noise = cfg["smooth_regularization_noise"]
-        smoothing_noise = None
-        if noise is not None:
-            shape = (cfg["batch_size"], sampled[1].shape[-1])
-            smoothing_noise = stack_samples([noise.sample(shape) for _ in range(cfg["gradient_steps"])])
-        return Batch(*sampled, smoothing_noise=smoothing_noise)
-
-    def _gather_learner_state(self) -> LearnerState:
-        return LearnerState(
-            policy=self.policy.state_dict.params,
-            target_policy=self.target_policy.state_dict.params,
-            critic_1=self.critic_1.state_dict.params,
-            critic_2=self.critic_2.state_dict.params,
-            target_critic_1=self.target_critic_1.state_dict.params,
-            target_critic_2=self.target_critic_2.state_dict.params,
-            policy_optimizer=self.policy_optimizer,
-            critic_1_optimizer=self.critic_1_optimizer,
-            critic_2_optimizer=self.critic_2_optimizer,
-            state_preprocessor=self._state_functional.state,
-            policy_learning_rate=device_scalar(self._policy_learning_rate, jnp.float32),
-            critic_learning_rate=device_scalar(self._critic_learning_rate, jnp.float32),
-            critic_updates=device_scalar(self._critic_update_counter, jnp.int32),
+        batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
+        noise = cfg.get("smooth_regularization_noise")
+        if noise is None:
+            return batches
+        shape = (cfg["batch_size"], batches.actions.shape[-1])
+        return batches.with_extras(
+            smoothing_noise=stack_samples([noise.sample(shape) for _ in range(cfg["gradient_steps"])])
         )
 
-    def _commit_learner_state(self, learner: LearnerState) -> None:
-        for role in ROLES:
-            model = self.models[role]
-            model.state_dict = model.state_dict.replace(params=getattr(learner, role))
-        self.policy_optimizer = learner.policy_optimizer
-        self.critic_1_optimizer = learner.critic_1_optimizer
-        self.critic_2_optimizer = learner.critic_2_optimizer
-        self._state_functional.state = learner.state_preprocessor
-        self._policy_learning_rate = learner.policy_learning_rate
-        self._critic_learning_rate = learner.critic_learning_rate
-        self._critic_update_counter = learner.critic_updates  # the policy delay's count (kept on the device)
-
     def _update(self, timestep: int, timesteps: int) -> None:
-        learner, packed = self._update_fn(self._gather_learner_state(), self._draw_batches(), np.int32(timestep))
+        learner, packed = self._update_fn(self.gather_learner(), self._draw_batches(), np.int32(timestep))
         records = self._packed_learn.unpack(packed)  # one transfer: the flags to check and what is tracked
-        self._check_update(timestep, learner, records)
-        self._commit_learner_state(learner)
+        self.check_update(timestep, learner, records)
+        self.commit_learner(learner)
 
-        for tag, values in self._tracked(records).items():
+        for tag, values in self.tracked_values(records).items():
             for step in range(len(records.delayed)):
                 if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
                     self.track_data(tag, values[step])
 
-    def _tracked(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
+    def tracked_values(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
         ``_update`` here, and written per step by ``CompiledTrainer`` (the policy loss NaN on the steps without a
         policy step, so that its reduction leaves them out). The learning rates are tracked with a schedule, or with
@@ -450,11 +345,8 @@ class TD3(Agent):
             "Loss / Policy loss": np.where(records.delayed, records.policy_loss, np.nan),
             "Loss / Critic loss": records.critic_loss,
         }
-        for tag, values in (
-            ("Q-network / Q1", records.critic_1_values),
-            ("Q-network / Q2", records.critic_2_values),
-            ("Target / Target", records.target_values),
-        ):
+        q_values = [(f"Q-network / Q{index + 1}", records.critic_values[..., index, :]) for index in range(2)]
+        for tag, values in (*q_values, ("Target / Target", records.target_values)):
             for index, reduction in enumerate(("max", "min", "mean")):
                 tracked[f"{tag} ({reduction})"] = values[..., index]
         if self._schedule is not None or learning_rates:
@@ -462,88 +354,55 @@ class TD3(Agent):
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
         return tracked
 
-    # -- the compiled form: CompiledTrainer composes the same pure functions as the hooks above ------------------
-    # (``_compiled_act`` is ``act``'s ``_policy_actions`` plus the exploration noise, ``transition_to_store`` what
-    # ``record_transition`` stores, and ``_learn`` the update, on batches drawn from the replay kept as arrays in the
-    # run's state; the noises are drawn from the run's keys instead of the host ``Noise`` objects)
+    # -- the compiled form (the protocol of jax/agents/base.py): ``act``'s ``_policy_actions`` plus the exploration
+    # noise, and the update, on batches drawn from the replay kept as arrays in the run's state; the noises are drawn
+    # from the run's keys instead of the host ``Noise`` objects
 
-    _batch_type = Transitions  # the replay's fields, in the order of sample_batches
-    # numbers read when the agent is built or that shape the compiled function: not sweepable in a compiled run
-    _compiled_fixed_keys = (  # besides off_policy.REPLAY_FIXED_KEYS
-        "grad_norm_clip",
-        "policy_delay",
-    )
+    compiled_fixed_keys = REPLAY_FIXED_KEYS + ("grad_norm_clip", "policy_delay")
     # equal in every run of a vmapped compiled run (each starts from the agent's count, or 0 when seeded, and makes
     # the same steps): passed once, so the policy delay's lax.cond stays a branch instead of a select
-    _compiled_shared_fields = ("critic_updates",)
+    compiled_shared_fields = ("critic_updates",)
 
-    def _compiled_obstacles(self) -> List[str]:
+    def compiled_obstacles(self) -> List[str]:
         """The configured options that cannot run inside one compiled function, each with its fix."""
-        return compiled_replay_obstacles(self) + compiled_noise_obstacles(
-            self.cfg, ("exploration", "smooth_regularization_noise")
+        noises = (
+            ("exploration", "smooth_regularization_noise")
+            if "smooth_regularization_noise" in self.cfg
+            else ("exploration",)
         )
+        return compiled_replay_obstacles(self) + compiled_noise_obstacles(self.cfg, noises)
 
-    def _compiled_act(
+    def compiled_act(
         self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int
     ) -> tuple:
         """``act`` inside a compiled run: :meth:`_policy_actions` with the learner's parameters and statistics, plus
         the decaying exploration noise drawn from ``key`` (the run's acting stream)."""
         key, noise_key = jax.random.split(key)
         actions, _ = self._policy_actions(learner.policy, learner.state_preprocessor, states)
+        bounds = (self.clip_actions_min, self.clip_actions_max)
         actions = compiled_exploration(
-            noise_key,
-            actions,
-            self.cfg["exploration"],
-            timestep,
-            self._noise_decay_timesteps or timesteps,
-            self.clip_actions_min,
-            self.clip_actions_max,
+            noise_key, actions, self.cfg["exploration"], timestep, self._noise_decay_timesteps or timesteps, *bounds
         )
         return learner, key, actions
 
-    _compiled_acts_randomly = compiled_acts_randomly
-
-    def _compiled_learn(
-        self, learner: LearnerState, transitions: Transitions, timestep: jax.Array, key: jax.Array
-    ) -> tuple:
+    def compiled_learn(self, learner: LearnerState, batches: Transition, timestep: jax.Array, key: jax.Array) -> tuple:
         """``_update``'s compiled call: the batches of :meth:`_draw_batches`, the smoothing noise drawn from ``key``
         (one ``(batch_size, action_size)`` sample per gradient step)."""
-        noise = self.cfg["smooth_regularization_noise"]
-        smoothing_noise = None if noise is None else gaussian_noise(key, transitions.actions.shape, noise)
-        return self._learn(learner, Batch(*transitions, smoothing_noise=smoothing_noise), timestep)
+        noise = self.cfg.get("smooth_regularization_noise")
+        if noise is not None:
+            batches = batches.with_extras(smoothing_noise=gaussian_noise(key, batches.actions.shape, noise))
+        return self._learn(learner, batches, timestep)
 
-    def _fresh_learner(self, learner: LearnerState, key: jax.Array) -> LearnerState:
-        """``learner`` with new parameters for the policy and both critics drawn from ``key`` (the models'
-        initialisers; the targets start as copies), fresh optimizer states and no critic step yet (pure: one per seed
-        in a vmapped run). The preprocessor's statistics and the learning rates are kept."""
-        policy_key, critic_1_key, critic_2_key = jax.random.split(key, 3)
-        policy = self.policy.initial_params("policy", policy_key)
-        critic_1 = self.critic_1.initial_params("critic_1", critic_1_key)
-        critic_2 = self.critic_2.initial_params("critic_2", critic_2_key)
-        return learner._replace(
-            policy=policy,
-            target_policy=policy,
-            critic_1=critic_1,
-            critic_2=critic_2,
-            target_critic_1=critic_1,
-            target_critic_2=critic_2,
-            policy_optimizer=fresh_optimizer(learner.policy_optimizer, policy),
-            critic_1_optimizer=fresh_optimizer(learner.critic_1_optimizer, critic_1),
-            critic_2_optimizer=fresh_optimizer(learner.critic_2_optimizer, critic_2),
-            critic_updates=jnp.zeros_like(learner.critic_updates),
-        )
+    def _fresh_extras(self, learner: LearnerState, key: jax.Array) -> LearnerState:
+        """No critic step yet: the policy delay counts from the run's start."""
+        return learner._replace(critic_updates=jnp.zeros_like(learner.critic_updates))
 
-    def _check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
+    def check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
         """Raise naming the first non-finite quantity (step by step) before anything is committed."""
         if records.finite.all():
             return
-        note = non_finite_note(
-            [
-                f"parameter '{jax.tree_util.keystr(path, simple=True, separator='/')}' of the {role} model"
-                for role in ("policy", "critic_1", "critic_2")
-                for path, leaf in jax.tree_util.tree_leaves_with_path(getattr(learner, role))
-                if not np.isfinite(np.asarray(leaf)).all()
-            ]
-        )
+        note = non_finite_note(self._non_finite_parameter_names(learner, self._checked_roles))
         names = neutral.step_flag_names(len(records.finite), note)
-        check_named_flags("TD3", timestep, names, records.finite.reshape(-1).tolist())
+        check_named_flags(type(self).__name__, timestep, names, records.finite.reshape(-1).tolist())
+
+    _checked_roles = ("policy", "critic_1", "critic_2")  # the order their non-finite parameters are named in

@@ -142,7 +142,7 @@ class TRPO(OnPolicyAgent):
     """
 
     _loss_terms = ("value",)
-    _learning_rates = {"value_learning_rate": "learning_rate"}  # the policy takes no rate
+    learning_rate_fields = {"value_learning_rate": "learning_rate"}  # the policy takes no rate
 
     def __init__(
         self,
@@ -269,7 +269,7 @@ class TRPO(OnPolicyAgent):
 
     # -- the host side ------------------------------------------------------------------------------------------
 
-    def _tracked(self, report: TRPOReport, learning_rates: bool = False) -> Dict[str, Any]:
+    def tracked_values(self, report: TRPOReport, learning_rates: bool = False) -> Dict[str, Any]:
         tracked = {
             "Loss / Policy loss": report.losses.policy,
             "Loss / Value loss": report.losses.value,
@@ -279,7 +279,7 @@ class TRPO(OnPolicyAgent):
             tracked["Learning / Value learning rate"] = report.learning_rate
         return tracked
 
-    def _check_update(self, timestep: int, learner: LearnerState, report: TRPOReport) -> None:
+    def check_update(self, timestep: int, learner: LearnerState, report: TRPOReport) -> None:
         """One host transfer: raise naming the first non-finite quantity (rollout, policy step, value steps)."""
         rollout_finite, policy_finite, step_finite = jax.device_get(
             (report.rollout_finite, report.policy_finite, report.step_finite)

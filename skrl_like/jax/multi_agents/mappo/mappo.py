@@ -13,6 +13,7 @@ import gymnasium
 import jax
 import jax.numpy as jnp
 
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.multi_agents import ippo as neutral
 from skrl_like.core.multi_agents.base import SharedStatesMixin, check_shared_critic_spaces
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor
@@ -35,21 +36,8 @@ class SharedLearnerState(NamedTuple):
     state_preprocessor: Any
     value_preprocessor: Any
     learning_rate: jax.Array
-    key: Any
+    update_key: Any
     shared_state_preprocessor: Any
-
-
-class SharedRollout(NamedTuple):
-    """PPO's rollout and the shared states before and after each step, ``(rollouts, num_envs, size)`` each."""
-
-    states: jax.Array
-    actions: jax.Array
-    rewards: jax.Array
-    next_states: jax.Array
-    terminated: jax.Array
-    truncated: jax.Array
-    shared_states: jax.Array
-    shared_next_states: jax.Array
 
 
 class SharedRolloutBatch(NamedTuple):
@@ -67,7 +55,8 @@ class SharedRolloutBatch(NamedTuple):
 class SharedCriticPPO(PPO):
     """PPO whose value model reads the shared states stored beside the rollout (one MAPPO agent)."""
 
-    _rollout_type = SharedRollout
+    learner_type = SharedLearnerState
+    _rollout_extras = ("shared_states", "shared_next_states")  # the shared states before and after each step
 
     def __init__(self, shared_observation_space: Any, cfg: dict, **kwargs: Any) -> None:
         self.shared_observation_space = shared_observation_space
@@ -75,7 +64,7 @@ class SharedCriticPPO(PPO):
         super().__init__(cfg=cfg, **kwargs)
         self.cfg.update(shared)
         self._shared_state_preprocessor = self._build_preprocessor("shared_state_preprocessor")
-        self._shared_functional = FunctionalPreprocessor(self.checkpoint_modules.get("shared_state_preprocessor"))
+        self._shared_state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("shared_state_preprocessor"))
 
     def _check_model_spaces(self) -> None:
         """The policy reads the agent's observations, the value model the shared state."""
@@ -89,32 +78,28 @@ class SharedCriticPPO(PPO):
 
     # -- the compiled update: PPO's, with the shared states beside the states ------------------------------------
 
-    def _rollout_value_inputs(self, learner: Any, rollout: SharedRollout, processed: jax.Array, key: Any) -> dict:
-        shared = rollout.shared_states
-        rows = jnp.concatenate([shared.reshape(-1, shared.shape[-1]), rollout.shared_next_states[-1]])
-        _, processed_shared = self._shared_functional(learner.shared_state_preprocessor, rows)
+    def _rollout_value_inputs(self, learner: Any, rollout: Transition, processed: jax.Array, key: Any) -> dict:
+        shared = rollout.extras["shared_states"]
+        rows = jnp.concatenate([shared.reshape(-1, shared.shape[-1]), rollout.extras["shared_next_states"][-1]])
+        _, processed_shared = self._shared_state_functional(learner.shared_state_preprocessor, rows)
         return self._model_inputs(processed_shared, key)
 
-    def _rollout_batch(self, learner: Any, rollout: SharedRollout) -> Tuple[Any, SharedRolloutBatch, jax.Array]:
+    def _rollout_batch(self, learner: Any, rollout: Transition) -> Tuple[Any, SharedRolloutBatch, jax.Array]:
         learner, batch, rollout_finite = super()._rollout_batch(learner, rollout)
-        shared = rollout.shared_states.reshape(-1, rollout.shared_states.shape[-1])
+        shared = rollout.extras["shared_states"]
+        shared = shared.reshape(-1, shared.shape[-1])
         return learner, SharedRolloutBatch(*batch, shared_states=shared), rollout_finite
 
     def _preprocess_mini_batch(self, learner: Any, batch: SharedRolloutBatch, train: Any) -> Tuple[Any, Any]:
         # the shared-state statistics are updated in the first epoch only, as the states'
         learner, batch = super()._preprocess_mini_batch(learner, batch, train)
-        statistics, shared = self._shared_functional(learner.shared_state_preprocessor, batch.shared_states, train)
+        statistics, shared = self._shared_state_functional(
+            learner.shared_state_preprocessor, batch.shared_states, train
+        )
         return learner._replace(shared_state_preprocessor=statistics), batch._replace(shared_states=shared)
 
     def _value_inputs(self, inputs: dict, batch: SharedRolloutBatch, key: Any) -> dict:
         return self._model_inputs(batch.shared_states, key)
-
-    def _gather_learner_state(self) -> SharedLearnerState:
-        return SharedLearnerState(*super()._gather_learner_state(), self._shared_functional.state)
-
-    def _commit_learner_state(self, learner: SharedLearnerState) -> None:
-        super()._commit_learner_state(learner)
-        self._shared_functional.state = learner.shared_state_preprocessor
 
 
 class MAPPO(SharedStatesMixin, MultiAgent):
