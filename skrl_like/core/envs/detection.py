@@ -67,7 +67,8 @@ def _matches(patterns: List[str], names: List[str]) -> bool:
 
 def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, jax_native: bool = False) -> str:
     """The supported tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"``,
-    ``"isaaclab-multi-agent"``, ``"brax"``, ``"playground"``, or ``"gymnax"`` where ``jax_native``) of the wrapper to use for ``env``.
+    ``"isaaclab-multi-agent"``, ``"brax"``, ``"playground"``, or ``"gymnax"`` where ``jax_native``) of the wrapper to
+    use for ``env``.
 
     :param env: the environment to wrap.
     :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag (``"isaaclab"`` picks
