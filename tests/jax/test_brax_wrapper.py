@@ -70,11 +70,11 @@ def test_leaving_the_line_is_a_termination_and_a_full_reset_draws_a_new_start():
     for full_reset in (False, True):
         env = point_mass(num_envs=1, full_reset=full_reset)
         first, _ = env.reset()
-        for step in range(20):  # always pushed right: it leaves within 20 steps
+        steps, terminated = 0, jnp.zeros((1, 1))
+        while not terminated.any() and steps < 20:  # always pushed right: it leaves within 20 steps
             next_states, _, terminated, truncated, info = env.step(jnp.ones((1, 1)))
-            if terminated.any():
-                break
-        assert terminated[0, 0] == 1 and truncated[0, 0] == 0 and 1 <= step < 20
+            steps += 1
+        assert terminated[0, 0] == 1 and truncated[0, 0] == 0 and 1 < steps < 20
         assert info["final_states"][0, 0] > 1.0 and next_states[0, 1] == 0
         if full_reset:
             assert next_states[0, 0] != first[0, 0]
