@@ -44,3 +44,22 @@ def test_the_compiled_trainer_runs_ppo_on_a_brax_env():
     metrics = trainer.train()
     assert metrics["Loss / Value loss"].shape == (2, 2) and np.isfinite(metrics["Loss / Value loss"]).all()
     assert jax.tree_util.tree_leaves(trainer.runs.env)[0].shape[:2] == (2, 2)  # (runs, num_envs)
+
+
+def test_a_playground_task_loads_by_name_and_steps(monkeypatch):
+    pytest.importorskip("mujoco_playground")
+    from skrl_like.envs import load_playground_env
+    from skrl_like.jax.envs.wrappers import PlaygroundWrapper
+
+    monkeypatch.setattr(config.jax, "backend", "jax")
+    monkeypatch.setattr("sys.argv", ["train.py"])
+    # playground 0.2.0's default implementation is MuJoCo Warp (warp-lang); MJX's JAX one runs everywhere
+    env = load_playground_env(
+        task_name="CartpoleBalance", num_envs=2, episode_length=3, show_cfg=False, cfg_overrides={"impl": "jax"}
+    )
+    env = wrap_env(env, verbose=False)
+    assert isinstance(env, PlaygroundWrapper) and env.observation_space.shape == (5,)
+    states, _ = env.reset()
+    for step in range(1, 4):
+        _, rewards, terminated, truncated, _ = env.step(jnp.zeros((2, 1)))
+        assert rewards.shape == (2, 1) and not terminated.any() and bool(truncated.all()) == (step == 3)
