@@ -1,8 +1,9 @@
 """BraxWrapper and PlaygroundWrapper on stand-ins with brax's Env/State contract: spaces and dtypes, the episode
 length and termination with the reached observation kept, the two autoresets, the action repeat, a Playground
 env's privileged observations, wrap_env's detection and clear errors, and the CompiledTrainer running PPO on one
-(its compiled run equal to the sequential trainer's)."""
+(its compiled run equal to the sequential trainer's) and SAC."""
 
+import flax.linen as nn
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -11,8 +12,10 @@ import pytest
 
 from skrl_like import config
 from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
+from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import BraxWrapper, PlaygroundWrapper, wrap_env
 from skrl_like.jax.memories import RandomMemory
+from skrl_like.jax.models import DeterministicMixin, GaussianMixin, Model
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer
 from skrl_like.utils import set_seed
 from tests.brax_standin import PlaygroundPointMass, PointMass
@@ -179,3 +182,55 @@ def test_the_compiled_trainer_runs_ppo_on_it_as_the_sequential_trainer_does_and_
     metrics = trainer.train()
     assert metrics["Loss / Value loss"].shape == (2, 2) and np.isfinite(metrics["Loss / Value loss"]).all()
     assert not np.allclose(metrics["Loss / Value loss"][0], metrics["Loss / Value loss"][1])  # their own episodes
+
+
+class SacPolicy(GaussianMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        GaussianMixin.__init__(self, clip_actions=True)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        log_std = self.param("log_std", lambda _: jnp.zeros(self.num_actions))
+        return nn.tanh(nn.Dense(self.num_actions)(nn.relu(nn.Dense(16)(inputs["states"])))), log_std, {}
+
+
+class SacCritic(DeterministicMixin, Model):
+    def __init__(self, observation_space, action_space, device=None, **kwargs):
+        Model.__init__(self, observation_space, action_space, device, **kwargs)
+        DeterministicMixin.__init__(self)
+
+    @nn.compact
+    def __call__(self, inputs, role):
+        x = jnp.concatenate([inputs["states"], inputs["taken_actions"]], -1)
+        return nn.Dense(1)(nn.relu(nn.Dense(16)(x))), {}
+
+
+def test_the_compiled_trainer_runs_sac_on_it_vmapped_over_seeds():
+    env = point_mass(num_envs=2, episode_length=5)
+    set_seed(0)
+    roles = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+    models = {
+        role: (SacPolicy if role == "policy" else SacCritic)(env.observation_space, env.action_space) for role in roles
+    }
+    for role, model in models.items():
+        model.init_state_dict(role)
+    agent = SAC(
+        models=models,
+        memory=RandomMemory(memory_size=8, num_envs=2),
+        cfg={
+            **SAC_DEFAULT_CONFIG,
+            "batch_size": 4,
+            "learning_starts": 3,
+            "experiment": {"write_interval": 0, "checkpoint_interval": 0},
+        },
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+    )
+    initial = np.asarray(jax.tree_util.tree_leaves(agent.policy.state_dict.params)[0])
+    cfg = {"timesteps": 12, "disable_progressbar": True, "close_environment_at_exit": False, "seeds": [0, 1]}
+    trainer = CompiledTrainer(env=env, agents=agent, cfg=cfg)
+    metrics = trainer.train()
+    losses = np.asarray(metrics["Loss / Critic loss"])
+    assert losses.shape == (2, 12) and np.isfinite(losses[:, 3:]).all()  # NaN: no update before learning_starts
+    assert not np.allclose(initial, jax.tree_util.tree_leaves(agent.policy.state_dict.params)[0])  # run 0 learned
