@@ -12,7 +12,7 @@ from skrl_like.jax.envs.wrappers.gymnax_envs import GymnaxWrapper
 from skrl_like.jax.envs.wrappers.isaaclab_envs import IsaacLabMultiAgentWrapper, IsaacLabWrapper
 from skrl_like.jax.envs.wrappers.pettingzoo_envs import PettingZooWrapper
 
-__all__ = ["wrap_env", "Wrapper", "MultiAgentEnvWrapper", "GymnaxWrapper", "BraxWrapper", "PlaygroundWrapper"]
+__all__ = ["wrap_env", "Wrapper", "MultiAgentEnvWrapper", "GymnaxWrapper"]
 
 
 def wrap_env(

@@ -11,7 +11,7 @@ from skrl_like.torch.envs.wrappers.gymnasium_envs import GymnasiumWrapper
 from skrl_like.torch.envs.wrappers.isaaclab_envs import IsaacLabMultiAgentWrapper, IsaacLabWrapper
 from skrl_like.torch.envs.wrappers.pettingzoo_envs import PettingZooWrapper
 
-__all__ = ["BraxWrapper", "MultiAgentEnvWrapper", "PlaygroundWrapper", "Wrapper", "wrap_env"]
+__all__ = ["MultiAgentEnvWrapper", "Wrapper", "wrap_env"]
 
 
 def wrap_env(
