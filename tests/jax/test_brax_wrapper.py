@@ -107,6 +107,16 @@ def test_a_playground_env_gives_its_state_entry_to_the_agent_and_its_privileged_
     np.testing.assert_allclose(env.state()[:, :2], next_states)
 
 
+def test_a_step_moves_nothing_between_the_host_and_the_device():
+    env = point_mass()
+    env.reset()
+    actions = jnp.zeros((3, 1))
+    env.step(actions)  # compiled outside the guard
+    with jax.transfer_guard("disallow"):
+        next_states, rewards, terminated, truncated, info = env.step(actions)
+    assert all(isinstance(x, jax.Array) for x in (next_states, rewards, terminated, truncated, info["final_states"]))
+
+
 def test_the_numpy_backend_gets_numpy_arrays():
     config.jax.backend = "numpy"
     env = point_mass()
