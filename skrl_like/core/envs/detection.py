@@ -2,8 +2,8 @@
 themselves are in :mod:`skrl_like.core.envs.wrappers`.
 
 Detection looks at class names only, so it needs neither torch nor jax; each backend maps the resulting
-tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"`` or ``"isaaclab-multi-agent"``) to its
-own wrapper class.
+tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"``,
+``"brax"``, ``"playground"``, and ``"gymnax"`` in JAX) to its own wrapper class.
 """
 
 import re
