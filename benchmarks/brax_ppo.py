@@ -120,10 +120,19 @@ def run_brax(s: dict) -> float:
     import functools
 
     import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
     from brax import envs
     from brax.training.agents.ppo import networks as ppo_networks
     from brax.training.agents.ppo import train as ppo
 
+    if "device_put_replicated" not in dir(jax):  # removed in jax 0.10, still called by brax 0.14.2's PPO trainer
+
+        def device_put_replicated(tree, devices):
+            stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([jnp.asarray(leaf)] * len(devices)), tree)
+            return jax.device_put(stacked, devices[0])
+
+        jax.device_put_replicated = device_put_replicated
     env = envs.get_environment(s["env"], backend=s["backend"])
     network_factory = functools.partial(
         ppo_networks.make_ppo_networks,
