@@ -8,6 +8,9 @@ One exception, torch only: :class:`~skrl_like.envs.isaaclab_standin.IsaacLabStan
 Lab's contract (batched torch tensors, observation groups) for the ``"isaaclab"`` wrapper, as
 ``skrl_like.envs.IsaacLabStandInEnv`` or ``gymnasium.make("skrl_like.envs:IsaacLabStandIn-v0", num_envs=64)``.
 Importing this package does not import torch: the name is resolved when first used.
+
+And :func:`~skrl_like.envs.playground.load_playground_env`, a MuJoCo Playground task by name (needs the
+``playground`` extra), as ``skrl_like.envs.load_playground_env``.
 """
 
 from typing import Any
@@ -35,6 +38,10 @@ _TORCH_ONLY = {"DirectRLEnvStandIn", "IsaacLabStandInEnv"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "load_playground_env":
+        from skrl_like.envs.playground import load_playground_env
+
+        return load_playground_env
     if name in _TORCH_ONLY:
         from skrl_like.envs import isaaclab_standin
 

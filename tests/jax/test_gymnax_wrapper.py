@@ -94,7 +94,7 @@ def test_wrap_env_arguments_and_the_torch_backend_refuse_clearly():
     env, _ = gymnax.make("CartPole-v1")
     with pytest.raises(ValueError, match="num_envs must be an int >= 1"):
         wrap_env(env, verbose=False, num_envs=0)
-    with pytest.raises(TypeError, match="only gymnax environments take wrapper arguments"):
+    with pytest.raises(TypeError, match="only gymnax, Brax and Playground environments take wrapper arguments"):
         wrap_env(gymnasium.make("CartPole-v1"), verbose=False, num_envs=2)
     torch_wrappers = pytest.importorskip("skrl_like.torch.envs.wrappers")
     with pytest.raises(ValueError, match="written in JAX: wrap it with skrl_like.jax.envs.wrappers.wrap_env"):

@@ -46,7 +46,7 @@ def test_wrap_env_picks_the_isaac_lab_wrappers():
     assert type(wrap_env(MultiAgentEnv(), wrapper="isaaclab", verbose=False)) is IsaacLabMultiAgentWrapper
     with pytest.raises(ValueError, match="NVIDIA deprecated"):
         wrap_env(IsaacLabStandInEnv(num_envs=2), wrapper="omniverse-isaacgym", verbose=False)
-    with pytest.raises(TypeError, match="only gymnax environments take wrapper arguments"):
+    with pytest.raises(TypeError, match="only gymnax, Brax and Playground environments take wrapper arguments"):
         wrap_env(IsaacLabStandInEnv(num_envs=2), wrapper="isaaclab", verbose=False, num_envs=4)
 
 

@@ -213,7 +213,7 @@ def test_wrap_env_tags():
     env = gymnasium.make("CartPole-v1")
     assert isinstance(wrap_env(env, verbose=False), Wrapper)
     with pytest.raises(ValueError, match="not supported in skrl_like"):
-        wrap_env(env, wrapper="brax")
+        wrap_env(env, wrapper="robosuite")
     with pytest.raises(ValueError, match="not supported in skrl_like"):
         wrap_env(env, wrapper="isaacgym-preview4")
     with pytest.raises(ValueError, match="Unknown wrapper type: no-such-tag"):

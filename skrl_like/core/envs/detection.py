@@ -2,8 +2,8 @@
 themselves are in :mod:`skrl_like.core.envs.wrappers`.
 
 Detection looks at class names only, so it needs neither torch nor jax; each backend maps the resulting
-tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"`` or ``"isaaclab-multi-agent"``) to its
-own wrapper class.
+tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"``, ``"isaaclab-multi-agent"``,
+``"brax"``, ``"playground"``, and ``"gymnax"`` in JAX) to its own wrapper class.
 """
 
 import re
@@ -14,6 +14,8 @@ from skrl_like import logger
 SUPPORTED_TAGS = ("gymnasium", "gym", "pettingzoo", "isaaclab-single-agent", "isaaclab-multi-agent")
 # environments written in JAX: only the JAX backend wraps them
 JAX_NATIVE_TAGS = ("gymnax",)
+# simulators written in JAX that the torch backend wraps too (their arrays cross to torch by DLPack)
+DLPACK_TAGS = ("brax", "playground")
 
 # first match wins; the order matters (e.g. Isaac Lab envs are also gymnasium envs)
 _DETECTION_RULES = [
@@ -22,6 +24,7 @@ _DETECTION_RULES = [
     (["omni.isaac.gym..*"], "omniverse-isaacgym"),
     (["isaacgymenvs..*", "tasks..*.VecTask"], "isaacgym-preview4"),
     (["rlgpu.tasks..*.VecTask"], "isaacgym-preview2"),
+    (["mujoco_playground..*"], "playground"),
     (["brax.envs..*"], "brax"),
     (["robosuite.environments."], "robosuite"),
     (["dm_env..*"], "dm"),
@@ -36,7 +39,6 @@ _UNSUPPORTED_TAGS = {
     "dm",
     "robosuite",
     "bidexhands",
-    "brax",
 }
 # recognised, but NVIDIA deprecated these simulators in favour of Isaac Lab, and skrl 2.x dropped them
 _DEPRECATED_ISAAC_TAGS = ("isaacgym-preview2", "isaacgym-preview3", "isaacgym-preview4", "omniverse-isaacgym")
@@ -65,7 +67,8 @@ def _matches(patterns: List[str], names: List[str]) -> bool:
 
 def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, jax_native: bool = False) -> str:
     """The supported tag (``"gymnasium"``, ``"gym"``, ``"pettingzoo"``, ``"isaaclab-single-agent"``,
-    ``"isaaclab-multi-agent"``, or ``"gymnax"`` where ``jax_native``) of the wrapper to use for ``env``.
+    ``"isaaclab-multi-agent"``, ``"brax"``, ``"playground"``, or ``"gymnax"`` where ``jax_native``) of the wrapper to
+    use for ``env``.
 
     :param env: the environment to wrap.
     :param wrapper: ``"auto"`` (detect from the env's base classes) or an explicit skrl tag (``"isaaclab"`` picks
@@ -87,7 +90,7 @@ def resolve_wrapper_tag(env: Any, wrapper: str = "auto", verbose: bool = True, j
             raise ValueError(f"Unknown wrapper type: {names}")
     if tag in ("isaaclab", "isaaclab-*"):  # single- or multi-agent: a DirectMARLEnv lists its possible agents
         tag = "isaaclab-multi-agent" if hasattr(_unwrapped(env), "possible_agents") else "isaaclab-single-agent"
-    if tag in SUPPORTED_TAGS or (jax_native and tag in JAX_NATIVE_TAGS):
+    if tag in SUPPORTED_TAGS or tag in DLPACK_TAGS or (jax_native and tag in JAX_NATIVE_TAGS):
         return tag
     if tag in JAX_NATIVE_TAGS:
         raise ValueError(
