@@ -91,3 +91,24 @@ def test_our_entry_reports_library_seed_commit_and_separate_models():
     line = run_entry("isaaclab_standin_ppo.py", "--seed", "5", "--separate")
     assert line["library"] == "skrl_like" and line["seed"] == 5 and line["separate"] is True
     assert line["commit"] and line["config"]["learning_epochs"] == 4 and line["backend"] == "torch"
+
+
+ROOT = BENCHMARKS.parent
+
+
+@pytest.mark.parametrize(
+    "venv, script, library, version",
+    [
+        (".bench_venv_skrl14", "peers/skrl_isaaclab_ppo.py", "skrl", "1.4.3"),
+        (".bench_venv_skrl21", "peers/skrl_isaaclab_ppo.py", "skrl", "2.1.1"),
+        (".bench_venv_rslrl", "peers/rsl_rl_isaaclab_ppo.py", "rsl_rl", "5."),
+    ],
+)
+def test_the_peer_drivers_print_the_same_line(venv, script, library, version):
+    python = ROOT / venv / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"{venv} not set up (docs/benchmarks.md, 'Isaac Lab-shaped PPO (issue 28)')")
+    line = run_entry(script, "--seed", "2", python=str(python))
+    assert line["library"] == library and line["version"].startswith(version) and line["seed"] == 2
+    assert line["num_envs"] == 8 and line["config"]["learning_epochs"] == 4 and line["env_steps_per_second"] > 0
+    assert line["separate"] is (library == "rsl_rl")
