@@ -112,3 +112,14 @@ def test_the_peer_drivers_print_the_same_line(venv, script, library, version):
     assert line["library"] == library and line["version"].startswith(version) and line["seed"] == 2
     assert line["num_envs"] == 8 and line["config"]["learning_epochs"] == 4 and line["env_steps_per_second"] > 0
     assert line["separate"] is (library == "rsl_rl")
+
+
+def test_the_profile_script_names_the_update_and_the_rollout_evaluation():
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "profile_isaaclab_ppo.py"), "--num-envs", "8", "--timesteps", "16"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "(_update)" in result.stdout and "(post_interaction)" in result.stdout and "(act)" in result.stdout
