@@ -1,38 +1,44 @@
-"""Isaac Lab-shaped PPO throughput: torch or JAX PPO through the Runner on ``skrl_like.envs.IsaacLabStandInEnv``
+"""Isaac Lab-shaped PPO throughput (issue 28): torch or JAX PPO through the Runner on ``IsaacLabStandInEnv``
 (60 observations, 8 actions: Isaac Lab's Ant) wrapped by ``wrap_env(env, wrapper="isaaclab")``, no user-written
-wrapper, with Isaac Lab 2.3's Ant PPO settings (rollouts 16, 8 epochs of 4 mini-batches, [256, 128, 64] ELU
-networks, ``RunningStandardScaler``, ``KLAdaptiveLR``).
+wrapper, with Isaac Lab's Ant skrl config (``isaaclab_ant.ANT_AGENT``: rollouts 16, 4 epochs of 2 mini-batches,
+[256, 128, 64] ELU networks, shared unless ``--separate``, ``RunningStandardScaler`` on states and values,
+``KLAdaptiveLR``).
 
-    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend torch --num-envs 1024 --timesteps 64
-    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend torch --num-envs 4096 --device cuda:0
+    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 1024 --timesteps 64
+    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 4096 --separate --seed 1
+    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend jax --num-envs 4096
 
-Prints ONE JSON line: the settings, ``env_steps_per_second`` over the whole run (environment steps, i.e. trainer
-steps times ``num_envs``, including the updates and the first compilation in JAX), the wall time, and the last
-write's mean step reward.
+Prints ONE JSON line (``isaaclab_ant.report``): the settings, ``env_steps_per_second`` over the whole run
+(trainer steps times ``num_envs``, including the updates and, in JAX, the first compilation), the wall time, the
+last write's mean step reward. The same line as ``torch_ppo_floor.py`` and the peers in ``peers/``.
 """
 
 import argparse
-import json
 import os
+import sys
 import tempfile
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
+from isaaclab_ant import ANT_AGENT, HIDDEN, add_arguments, report  # noqa: E402
 
 
-def config(timesteps: int, directory: str) -> dict:
-    network = [{"name": "net", "input": "STATES", "layers": [256, 128, 64], "activations": "elu"}]
+def config(timesteps: int, directory: str, seed: int = 42, separate: bool = False) -> dict:
+    """The Runner config of Isaac Lab's Ant skrl YAML (``isaaclab_ant.ANT_AGENT``)."""
+    a = ANT_AGENT
+    network = [{"name": "net", "input": "STATES", "layers": list(HIDDEN), "activations": "elu"}]
     return {
-        "seed": 42,
+        "seed": seed,
         "models": {
-            "separate": False,
+            "separate": separate,
             "policy": {
                 "class": "GaussianMixin",
                 "clip_actions": False,
                 "clip_log_std": True,
-                "min_log_std": -20.0,
-                "max_log_std": 2.0,
-                "initial_log_std": 0.0,
+                "min_log_std": a["min_log_std"],
+                "max_log_std": a["max_log_std"],
+                "initial_log_std": a["initial_log_std"],
                 "network": network,
                 "output": "ACTIONS",
             },
@@ -41,25 +47,29 @@ def config(timesteps: int, directory: str) -> dict:
         "memory": {"class": "RandomMemory", "memory_size": -1},
         "agent": {
             "class": "PPO",
-            "rollouts": 16,
-            "learning_epochs": 8,
-            "mini_batches": 4,
-            "discount_factor": 0.99,
-            "lambda": 0.95,
-            "learning_rate": 3.0e-04,
+            **{key: a[key] for key in ("rollouts", "learning_epochs", "mini_batches", "discount_factor", "lambda")},
+            "learning_rate": a["learning_rate"],
             "learning_rate_scheduler": "KLAdaptiveLR",
-            "learning_rate_scheduler_kwargs": {"kl_threshold": 0.008},
+            "learning_rate_scheduler_kwargs": {"kl_threshold": a["kl_threshold_lr"]},
             "state_preprocessor": "RunningStandardScaler",
             "state_preprocessor_kwargs": None,
             "value_preprocessor": "RunningStandardScaler",
             "value_preprocessor_kwargs": None,
-            "grad_norm_clip": 1.0,
-            "ratio_clip": 0.2,
-            "value_clip": 0.2,
-            "clip_predicted_values": True,
-            "entropy_loss_scale": 0.0,
-            "value_loss_scale": 1.0,
-            "rewards_shaper_scale": 0.6,
+            "random_timesteps": 0,
+            "learning_starts": 0,
+            **{
+                key: a[key]
+                for key in (
+                    "grad_norm_clip",
+                    "ratio_clip",
+                    "value_clip",
+                    "clip_predicted_values",
+                    "entropy_loss_scale",
+                    "value_loss_scale",
+                    "rewards_shaper_scale",
+                )
+            },
+            "kl_threshold": 0.0,
             "time_limit_bootstrap": False,
             "experiment": {"directory": directory, "write_interval": 16, "checkpoint_interval": 0},
         },
@@ -76,11 +86,10 @@ def config(timesteps: int, directory: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["torch", "jax"], default="torch")
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--timesteps", type=int, default=64, help="trainer steps (16 per update)")
-    parser.add_argument("--device", default="cpu", help="the env's device (and the torch agent's)")
+    add_arguments(parser)
     args = parser.parse_args()
 
+    import skrl_like
     from skrl_like.envs import IsaacLabStandInEnv
 
     if args.backend == "torch":
@@ -93,25 +102,23 @@ def main() -> None:
 
         skrl_config.jax.backend = "jax"
 
-    env = wrap_env(IsaacLabStandInEnv(num_envs=args.num_envs, device=args.device), wrapper="isaaclab", verbose=False)
+    env = IsaacLabStandInEnv(num_envs=args.num_envs, device=args.device, seed=args.seed)
+    env = wrap_env(env, wrapper="isaaclab", verbose=False)
     with tempfile.TemporaryDirectory() as directory:
-        runner = Runner(env, config(args.timesteps, directory))
+        runner = Runner(env, config(args.timesteps, directory, args.seed, args.separate))
         rows = []
         runner.agent.result_listeners.append(rows.append)
         start = time.perf_counter()
         runner.run("train")
         seconds = time.perf_counter() - start
-    result = {
-        "benchmark": "isaaclab_standin_ppo",
-        "backend": args.backend,
-        "device": args.device,
-        "num_envs": args.num_envs,
-        "timesteps": args.timesteps,
-        "seconds": round(seconds, 2),
-        "env_steps_per_second": round(args.timesteps * args.num_envs / seconds),
-        "last_mean_step_reward": rows[-1].get("Reward / Instantaneous reward (mean)") if rows else None,
-    }
-    print(json.dumps(result))
+    report(
+        "skrl_like",
+        getattr(skrl_like, "__version__", "?"),
+        args,
+        seconds,
+        backend=args.backend,
+        last_mean_step_reward=rows[-1].get("Reward / Instantaneous reward (mean)") if rows else None,
+    )
 
 
 if __name__ == "__main__":
