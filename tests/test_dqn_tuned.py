@@ -1,4 +1,4 @@
-"""The tuned DQN/DDQN CartPole files keep the settings that hold on untuned seeds (issue 30, item 7).
+"""The tuned DQN/DDQN CartPole files keep the settings measured on the issue's seeds and seeds 0-9 (issue 30, item 7).
 
 With a 50k-row memory, batch 64 and a 1% soft target at every step, the greedy DQN of tuned/dqn_cartpole.yaml fell
 back from 500 by 100k steps on seeds nobody tuned (JAX seed 7: 141); docs/benchmarks.md has the seed table of the
