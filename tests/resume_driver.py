@@ -94,6 +94,8 @@ def build(
             memory_size=64,
             batch_size=8,
             learning_starts=10,
+            target_update_interval=1,  # the target moves within the short run (the example copies every 500)
+            polyak=0.01,
             exploration={"initial_epsilon": 1.0, "timesteps": 40, "final_epsilon": 0.05},
         )
         agent = example.make_agent(env, experiment=experiment)
