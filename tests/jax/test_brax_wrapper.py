@@ -182,7 +182,7 @@ def test_the_compiled_trainer_runs_ppo_on_it_as_the_sequential_trainer_does_and_
     (sequential, sequential_env), (compiled, compiled_env) = runs
     initial = jax.tree_util.tree_leaves(make_ppo(point_mass(num_envs=2)).policy.state_dict.params)[0]
     assert not np.allclose(initial, jax.tree_util.tree_leaves(compiled.policy.state_dict.params)[0])  # it learned
-    leaves = [jax.tree_util.tree_leaves(agent._gather_learner_state()) for agent in (sequential, compiled)]
+    leaves = [jax.tree_util.tree_leaves(agent.gather_learner()) for agent in (sequential, compiled)]
     for a, b in zip(*leaves, strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=1e-5, rtol=1e-5)
     np.testing.assert_allclose(sequential_env.carry[1], compiled_env.carry[1], atol=1e-6)

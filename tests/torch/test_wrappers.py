@@ -295,9 +295,10 @@ def test_pettingzoo_integer_box_observations_are_float32():
 @pytest.fixture
 def global_seed(monkeypatch):
     """set_seed for one test: the seed the wrappers read is put back afterwards."""
+    import skrl_like.core.seeding
     import skrl_like.utils
 
-    monkeypatch.setattr(skrl_like.utils, "_seed", None, raising=False)
+    monkeypatch.setattr(skrl_like.core.seeding, "_seed", None)
     return skrl_like.utils.set_seed
 
 
@@ -384,10 +385,10 @@ def test_first_reset_seeds_the_env_from_set_seed(global_seed, vectorization_mode
 
 
 def test_in_a_distributed_run_each_rank_seeds_its_envs_apart_from_the_others(global_seed, monkeypatch):
-    import skrl_like.utils
+    import skrl_like.core.seeding
     from skrl_like import config
 
-    monkeypatch.setattr(skrl_like.utils, "_rank", 0)
+    monkeypatch.setattr(skrl_like.core.seeding, "_rank", 0)
     monkeypatch.setattr(config.torch, "_world_size", 2)  # rank 1 of 2 (no process group is needed to seed)
     monkeypatch.setattr(config.torch, "_rank", 1)
     assert global_seed(42) == 43  # the generators' seed gets the rank added (skrl)
