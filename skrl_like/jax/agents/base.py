@@ -329,7 +329,9 @@ class Agent(AgentCore):
         """One Adam per model role of ``learning_rates`` (each clipping its own gradients), held as
         ``<role>_optimizer`` and checkpointed under that name; the update passes the rate (see ``make_adam``)."""
         for role, learning_rate in learning_rates.items():
-            optimizer = make_adam(self.models[role], learning_rate, self._schedule, self.cfg["grad_norm_clip"])
+            optimizer = make_adam(
+                self.models[role], learning_rate, self._learning_rate_schedule, self.cfg["grad_norm_clip"]
+            )
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
 
@@ -337,7 +339,10 @@ class Agent(AgentCore):
         """The learning rates of ``fields`` after one step of the configured schedule (traced)."""
         return {
             field: jnp.asarray(
-                step_scheduler(self._scheduler, self._schedule, getattr(learner, field), timestep, None), jnp.float32
+                step_scheduler(
+                    self._scheduler_class, self._learning_rate_schedule, getattr(learner, field), timestep, None
+                ),
+                jnp.float32,
             )
             for field in fields
         }

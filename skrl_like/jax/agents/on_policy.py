@@ -113,11 +113,13 @@ class OnPolicyAgent(Agent):
 
         # the update passes the learner's rate to the optimizers (see make_adam)
         self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
-        self._scheduler = cfg["learning_rate_scheduler"]
-        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self._scheduler_class = cfg["learning_rate_scheduler"]
+        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
         self.policy_optimizer = None
         for role in optimized:
-            optimizer = make_adam(self.models[role], self._learning_rate, self._schedule, cfg["grad_norm_clip"])
+            optimizer = make_adam(
+                self.models[role], self._learning_rate, self._learning_rate_schedule, cfg["grad_norm_clip"]
+            )
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
 
@@ -328,7 +330,7 @@ class OnPolicyAgent(Agent):
             tracked["Loss / Entropy loss"] = report.losses.entropy
         if self._has_standard_deviation("policy"):  # a categorical policy has none
             tracked["Policy / Standard deviation"] = report.stddev
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked
 

@@ -129,7 +129,11 @@ class A2C(OnPolicyAgent):
         learner, records = jax.lax.scan(mini_batch_step, learner, mini_batches)
         # the scheduler steps once per update; KLAdaptiveLR sees the mean KL of the mini-batches
         learning_rate = step_scheduler(
-            self._scheduler, self._schedule, learner.learning_rate, timestep, records.approx_kl.mean()
+            self._scheduler_class,
+            self._learning_rate_schedule,
+            learner.learning_rate,
+            timestep,
+            records.approx_kl.mean(),
         )
         learner = learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32))
 

@@ -108,9 +108,9 @@ class CEM(Agent):
 
         # with a schedule the update passes its own rate to the step (skrl's JAX rule)
         self._learning_rate = cfg["learning_rate"]
-        self._scheduler = cfg["learning_rate_scheduler"]
-        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        self.optimizer = make_adam(self.policy, cfg["learning_rate"], self._schedule)
+        self._scheduler_class = cfg["learning_rate_scheduler"]
+        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self.optimizer = make_adam(self.policy, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
@@ -216,7 +216,9 @@ class CEM(Agent):
         states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
         optimizer, policy = learner.optimizer.update(grads, learner.policy, learner.learning_rate)
-        learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
+        learning_rate = step_scheduler(
+            self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
+        )
         finite = jnp.stack([all_finite(states), jnp.isfinite(loss), all_finite(policy)])
         learner = LearnerState(policy, optimizer, statistics, jnp.asarray(learning_rate, jnp.float32))
         return learner, UpdateReport(loss, finite)
@@ -256,7 +258,7 @@ class CEM(Agent):
         self.track_data("Loss / Policy loss", report.loss)
         self.track_data("Coefficient / Return threshold", selection.threshold)
         self.track_data("Coefficient / Mean discounted returns", float(selection.returns.mean()))
-        if self._schedule is not None:
+        if self._learning_rate_schedule is not None:
             self.track_data("Learning / Learning rate", learner.learning_rate)
 
     def check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:

@@ -67,7 +67,7 @@ class DDPG(TD3):
         for index, reduction in enumerate(("max", "min", "mean")):
             tracked[f"Q-network / Q1 ({reduction})"] = records.policy_values[..., index]
             tracked[f"Target / Target ({reduction})"] = records.target_values[..., index]
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
         return tracked

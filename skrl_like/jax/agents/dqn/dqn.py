@@ -145,9 +145,9 @@ class DQN(Agent):
         self.schedule = OffPolicySchedule(cfg["learning_starts"], random_timesteps, cfg["update_interval"])
         self._learning_rate = cfg["learning_rate"]
         # with a schedule the update passes its own rate to every step (skrl's JAX rule)
-        self._scheduler = cfg["learning_rate_scheduler"]
-        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
-        self.optimizer = make_adam(self.q_network, cfg["learning_rate"], self._schedule)
+        self._scheduler_class = cfg["learning_rate_scheduler"]
+        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self.optimizer = make_adam(self.q_network, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
@@ -252,7 +252,9 @@ class DQN(Agent):
             lambda: polyak_update(learner.target_q_network, q_network, cfg["polyak"]),
             lambda: learner.target_q_network,
         )
-        learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
+        learning_rate = step_scheduler(
+            self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
+        )
 
         finite = jnp.stack(
             [
@@ -308,7 +310,7 @@ class DQN(Agent):
             "Target / Target (min)": report.target_min,
             "Target / Target (mean)": report.target_mean,
         }
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Learning rate"] = report.learning_rate
         return tracked
 

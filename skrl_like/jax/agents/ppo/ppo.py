@@ -186,7 +186,9 @@ class PPO(OnPolicyAgent):
             carry, records = jax.lax.scan(mini_batch_step, carry, mini_batches)
             # the scheduler sees the mean KL of the mini-batches evaluated in this epoch
             kl = jnp.sum(jnp.where(records.reached, records.approx_kl, 0)) / jnp.maximum(jnp.sum(records.reached), 1)
-            learning_rate = step_scheduler(self._scheduler, self._schedule, carry.learner.learning_rate, timestep, kl)
+            learning_rate = step_scheduler(
+                self._scheduler_class, self._learning_rate_schedule, carry.learner.learning_rate, timestep, kl
+            )
             return carry.learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32)), records
 
         learner, records = jax.lax.scan(epoch_step, learner, jnp.arange(cfg["learning_epochs"]))

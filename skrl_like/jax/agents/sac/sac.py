@@ -144,8 +144,8 @@ class SAC(Agent):
         self.schedule = OffPolicySchedule(cfg["learning_starts"], cfg["random_timesteps"])
 
         # one Adam per model (each clips its own gradients [compat]); the update passes the rates (see make_adam)
-        self._scheduler = cfg["learning_rate_scheduler"]
-        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self._scheduler_class = cfg["learning_rate_scheduler"]
+        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
         self._actor_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
         self._entropy_learning_rate = cfg["entropy_learning_rate"]
@@ -314,7 +314,7 @@ class SAC(Agent):
         if self.cfg["learn_entropy"]:
             tracked["Loss / Entropy loss"] = records.entropy_loss
             tracked["Coefficient / Entropy coefficient"] = records.entropy_coefficient
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             # the rates after the update's last step, at every step
             steps = records.critic_loss.shape
             tracked["Learning / Policy learning rate"] = np.broadcast_to(records.actor_learning_rate[..., -1:], steps)

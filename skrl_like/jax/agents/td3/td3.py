@@ -152,8 +152,8 @@ class TD3(Agent):
         self._critic_learning_rate = cfg["critic_learning_rate"]
 
         # one Adam per model, each clipping its own gradients; with a schedule the update passes the rate
-        self._scheduler = cfg["learning_rate_scheduler"]
-        self._schedule = make_scheduler(self._scheduler, cfg["learning_rate_scheduler_kwargs"])
+        self._scheduler_class = cfg["learning_rate_scheduler"]
+        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
         critic_rates = dict.fromkeys(self.critic_roles, cfg["critic_learning_rate"])
         self._make_optimizers({"policy": cfg["actor_learning_rate"], **critic_rates})
         for source in ("policy", *self.critic_roles):
@@ -349,7 +349,7 @@ class TD3(Agent):
         for tag, values in (*q_values, ("Target / Target", records.target_values)):
             for index, reduction in enumerate(("max", "min", "mean")):
                 tracked[f"{tag} ({reduction})"] = values[..., index]
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
         return tracked

@@ -252,7 +252,9 @@ class TRPO(OnPolicyAgent):
 
         def epoch_step(learner: LearnerState, epoch: jax.Array) -> Tuple[LearnerState, jax.Array]:
             (learner, _), records = jax.lax.scan(mini_batch_step, (learner, epoch == 0), mini_batches)
-            learning_rate = step_scheduler(self._scheduler, self._schedule, learner.learning_rate, timestep, None)
+            learning_rate = step_scheduler(
+                self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
+            )
             return learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32)), records
 
         learner, records = jax.lax.scan(epoch_step, learner, jnp.arange(cfg["learning_epochs"]))
@@ -275,7 +277,7 @@ class TRPO(OnPolicyAgent):
             "Loss / Value loss": report.losses.value,
             "Policy / Standard deviation": report.stddev,
         }
-        if self._schedule is not None or learning_rates:
+        if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Value learning rate"] = report.learning_rate
         return tracked
 
