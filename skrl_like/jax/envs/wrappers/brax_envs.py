@@ -29,9 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like.core.seeding import get_seed
-from skrl_like.jax.envs.wrappers.base import Wrapper
-from skrl_like.jax.envs.wrappers.gymnax_envs import GymnaxStep
+from skrl_like.jax.envs.wrappers.gymnax_envs import GymnaxStep, JaxNativeWrapper
 
 # brax's and Playground's own training wrappers batch and autoreset the env: this wrapper does both itself
 _BATCHING_WRAPPERS = ("brax.envs.wrappers.training", "mujoco_playground._src.wrapper")
@@ -58,7 +56,7 @@ def _check_count(wrapper: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-class BraxWrapper(Wrapper):
+class BraxWrapper(JaxNativeWrapper):
     """Wrap a Brax environment (or any environment with its ``reset``/``step``/``State`` contract) as ``num_envs``
     sub-environments stepped together (one ``vmap``).
 
@@ -213,42 +211,6 @@ class BraxWrapper(Wrapper):
         if self._state_space is None:
             return None
         return self._flat(state.env_state.obs, "privileged_state")
-
-    # -- the ordinary interface (one jitted call per step) -----------------------------------------------------
-
-    def _to_backend(self, arrays: Any) -> Any:
-        return arrays if self._jax else jax.device_get(arrays)
-
-    def reset(self) -> Tuple[Any, Any]:
-        """Reset every sub-environment on the first call; later calls return the current observations (the
-        sub-environments reset themselves inside :meth:`step`). The key is the wrapper's ``seed``.
-
-        :return: ``(observations (num_envs, size), info)``.
-        """
-        if self._carry is None:
-            seed = self._seed if self._seed is not None else get_seed()
-            key = jax.device_put(jax.random.PRNGKey(0 if seed is None else seed), self.device)
-            self._carry, self._observations = self._initial_state_fn(key)
-        return self._to_backend(self._observations), {}
-
-    def step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
-        """Step every sub-environment (one compiled call): ``(next_states, rewards, terminated, truncated, info)``
-        with ``info["final_states"]`` the observations reached (see the module docstring)."""
-        if self._carry is None:
-            self.reset()
-        self._carry, outputs = self._transition_fn(self._carry, jnp.asarray(actions))
-        self._observations = outputs.next_states
-        next_states, rewards, terminated, truncated, final_states = self._to_backend(tuple(outputs))
-        return next_states, rewards, terminated, truncated, {"final_states": final_states}
-
-    @property
-    def carry(self) -> Tuple[Optional[BraxState], Any]:
-        """``(state, observations)`` of the running sub-environments (``(None, None)`` before the first reset)."""
-        return self._carry, self._observations
-
-    @carry.setter
-    def carry(self, value: Tuple[BraxState, Any]) -> None:
-        self._carry, self._observations = value
 
     def state(self) -> Any:
         """The privileged observations of the running sub-environments (``None`` if the env has none)."""

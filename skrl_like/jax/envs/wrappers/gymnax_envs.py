@@ -59,7 +59,47 @@ def _gymnasium_space(space: Any) -> gymnasium.Space:
     )
 
 
-class GymnaxWrapper(Wrapper):
+class JaxNativeWrapper(Wrapper):
+    """The host-facing half of a wrapper whose environment is written in JAX (gymnax, Brax, Playground): ``reset``
+    and ``step`` as one jitted call each over the pure ``initial_state``/``transition`` a subclass builds
+    (``self._initial_state_fn``, ``self._transition_fn``), and the running ``carry`` a compiled run takes over."""
+
+    def _to_backend(self, arrays: Any) -> Any:
+        return arrays if self._jax else jax.device_get(arrays)
+
+    def reset(self) -> Tuple[Any, Any]:
+        """Reset every sub-environment on the first call; later calls return the current observations (the
+        sub-environments reset themselves inside :meth:`step`). The key is the wrapper's ``seed``.
+
+        :return: ``(observations (num_envs, size), info)``.
+        """
+        if self._carry is None:
+            seed = self._seed if self._seed is not None else get_seed()
+            key = jax.device_put(jax.random.PRNGKey(0 if seed is None else seed), self.device)
+            self._carry, self._observations = self._initial_state_fn(key)
+        return self._to_backend(self._observations), {}
+
+    def step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        """Step every sub-environment (one compiled call): ``(next_states, rewards, terminated, truncated, info)``
+        with ``info["final_states"]`` the observations reached (see the module docstring)."""
+        if self._carry is None:
+            self.reset()
+        self._carry, outputs = self._transition_fn(self._carry, jnp.asarray(actions))
+        self._observations = outputs.next_states
+        next_states, rewards, terminated, truncated, final_states = self._to_backend(tuple(outputs))
+        return next_states, rewards, terminated, truncated, {"final_states": final_states}
+
+    @property
+    def carry(self) -> Tuple[Any, Any]:
+        """``(state, observations)`` of the running sub-environments (``(None, None)`` before the first reset)."""
+        return self._carry, self._observations
+
+    @carry.setter
+    def carry(self, value: Tuple[Any, Any]) -> None:
+        self._carry, self._observations = value
+
+
+class GymnaxWrapper(JaxNativeWrapper):
     """Wrap a gymnax environment as ``num_envs`` sub-environments stepped together (one ``vmap``).
 
     :param env: a gymnax environment (``env, env_params = gymnax.make("CartPole-v1")``).
@@ -155,42 +195,6 @@ class GymnaxWrapper(Wrapper):
             final_states=final_states,
         )
         return GymnaxState(env_state, key), outputs
-
-    # -- the ordinary interface (one jitted call per step) -----------------------------------------------------
-
-    def _to_backend(self, arrays: Any) -> Any:
-        return arrays if self._jax else jax.device_get(arrays)
-
-    def reset(self) -> Tuple[Any, Any]:
-        """Reset every sub-environment on the first call; later calls return the current observations (the
-        sub-environments reset themselves inside :meth:`step`). The key is the wrapper's ``seed``.
-
-        :return: ``(observations (num_envs, size), info)``.
-        """
-        if self._carry is None:
-            seed = self._seed if self._seed is not None else get_seed()
-            key = jax.device_put(jax.random.PRNGKey(0 if seed is None else seed), self.device)
-            self._carry, self._observations = self._initial_state_fn(key)
-        return self._to_backend(self._observations), {}
-
-    def step(self, actions: Any) -> Tuple[Any, Any, Any, Any, Any]:
-        """Step every sub-environment (one compiled call): ``(next_states, rewards, terminated, truncated, info)``
-        with ``info["final_states"]`` the observations reached (see the module docstring)."""
-        if self._carry is None:
-            self.reset()
-        self._carry, outputs = self._transition_fn(self._carry, jnp.asarray(actions))
-        self._observations = outputs.next_states
-        next_states, rewards, terminated, truncated, final_states = self._to_backend(tuple(outputs))
-        return next_states, rewards, terminated, truncated, {"final_states": final_states}
-
-    @property
-    def carry(self) -> Tuple[Optional[GymnaxState], Any]:
-        """``(state, observations)`` of the running sub-environments (``(None, None)`` before the first reset)."""
-        return self._carry, self._observations
-
-    @carry.setter
-    def carry(self, value: Tuple[GymnaxState, Any]) -> None:
-        self._carry, self._observations = value
 
     def state(self) -> Any:
         return None
