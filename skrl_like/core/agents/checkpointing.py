@@ -65,7 +65,11 @@ class AgentCheckpoints(AgentTracking):
     def _write_when_due(self, timestep: int, timesteps: int) -> None:
         """Write checkpoints (and the best agent so far) and TensorBoard data when their intervals come round."""
         timestep += 1
-        if timestep > 1 and self.checkpoint_interval > 0 and timestep % self.checkpoint_interval == 0:
+        checkpoint_due = timestep > 1 and self.checkpoint_interval > 0 and timestep % self.checkpoint_interval == 0
+        write_due = timestep > 1 and self.write_interval > 0 and timestep % self.write_interval == 0
+        if checkpoint_due or write_due or timestep >= timesteps:  # the steps that read the host
+            self._read_reports()
+        if checkpoint_due:
             self._collect_episodes()
             reward = np.mean(self.tracking_data.get("Reward / Total reward (mean)", [_WORST_REWARD]))
             if reward > self.checkpoint_best_modules["reward"]:
@@ -79,7 +83,7 @@ class AgentCheckpoints(AgentTracking):
                     },
                 )
             self.write_checkpoint(timestep, timesteps)
-        if timestep > 1 and self.write_interval > 0 and timestep % self.write_interval == 0:
+        if write_due:
             self.write_tracking_data(timestep, timesteps)
 
     def write_checkpoint(self, timestep: Optional[int], timesteps: int) -> None:

@@ -38,12 +38,18 @@ class RecentValues(list):
             del self[:-TRACKING_HISTORY]
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.number))
+
+
 class AgentTracking:
     """The agent's tracked values and their writing (see :class:`~skrl_like.core.agents.base.AgentCore`)."""
 
     def _setup_tracking(self, experiment: Mapping[str, Any]) -> None:
         """The tracking attributes, from ``cfg["experiment"]``: nothing is written before ``init``."""
-        self.tracking_data: Dict[str, list] = collections.defaultdict(list)
+        self._tracked: Dict[str, list] = collections.defaultdict(list)  # numbers and device scalars not yet read
+        self._unread_tags: set = set()  # the tags of _tracked that hold device scalars
+        self._unread_reports: List[Tuple[int, Any]] = []  # (timestep, device array) of updates (_keep_report)
         self.write_interval: Union[int, str] = experiment.get("write_interval", "auto")
         self.writer: Optional[SummaryWriter] = None
         self._tracker: Optional[EpisodeTracker] = None
@@ -71,8 +77,8 @@ class AgentTracking:
             self._tracker = self._make_tracker(min(self.write_interval, 4096))
         else:  # never cleared by a write: keep the recent values only
             recent = collections.defaultdict(RecentValues)
-            recent.update((tag, RecentValues(values)) for tag, values in self.tracking_data.items())
-            self.tracking_data = recent
+            recent.update((tag, RecentValues(values)) for tag, values in self._tracked.items())
+            self._tracked = recent
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         raise NotImplementedError
@@ -89,12 +95,82 @@ class AgentTracking:
         kwargs["config"].update({**self.cfg, **trainer_cfg})
         wandb.init(**kwargs)
 
+    @property
+    def tracking_data(self) -> Dict[str, list]:
+        """The values tracked since the last write, by tag: numbers (device scalars are read here, all at once)."""
+        if self._unread_tags:
+            self._read_tracked_scalars()
+        return self._tracked
+
+    @tracking_data.setter
+    def tracking_data(self, values: Dict[str, list]) -> None:
+        self._tracked = values
+        self._unread_tags = {tag for tag, entries in values.items() if not all(map(_is_number, entries))}
+
     def track_data(self, tag: str, value: Any) -> None:
         """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
 
-        ``value`` may be a device scalar: it is converted only when written, so tracking never syncs.
+        ``value`` may be a one-element device array (a tensor): it is kept on its device and read with every other
+        one at the next write (or the next read of :attr:`tracking_data`), so tracking never waits for the device.
+        With writing off (``write_interval`` 0) nothing writes them: device scalars are read at once.
         """
-        self.tracking_data[tag].append(value)
+        if not _is_number(value):
+            if self.write_interval == 0:
+                value = self._read_scalars([value])[0]
+            else:
+                value = self._kept_scalar(value)
+                self._unread_tags.add(tag)
+        self._tracked[tag].append(value)
+
+    # -- update reports read with the tracked values -----------------------------------------------------------
+
+    def _keep_report(self, timestep: int, report: Any) -> None:
+        """Keep an update's report (its finite flags, and whatever else it returns to the host: a device array) on
+        the device until the next write or checkpoint step (or the run's last step) reads it with every other one
+        and hands it to :meth:`_handle_report`, so that an update every env step (SAC) never waits for the device.
+        With writing off it is read now. A non-finite quantity is then reported up to ``write_interval`` steps late,
+        named with the timestep of the update where it appeared."""
+        self._unread_reports.append((timestep, report))
+        if self.write_interval == 0:
+            self._read_reports()
+
+    def _read_reports(self) -> None:
+        """Read every kept report (one transfer) and hand them over in order (the first non-finite one raises)."""
+        reports, self._unread_reports = self._unread_reports, []
+        if reports:
+            for (timestep, _), report in zip(reports, self._read_arrays([report for _, report in reports])):
+                self._handle_report(timestep, report)
+
+    def _handle_report(self, timestep: int, report: np.ndarray) -> None:
+        """The algorithm's reading of the report of its update at ``timestep`` (on the host): raise naming the first
+        non-finite quantity, track what it holds."""
+        raise NotImplementedError
+
+    # -- backend hooks ----------------------------------------------------------------------------------------
+
+    def _read_arrays(self, arrays: List[Any]) -> List[np.ndarray]:
+        """Device arrays as NumPy arrays (a backend reads them in one transfer)."""
+        return [np.asarray(array) for array in arrays]
+
+    def _kept_scalar(self, value: Any) -> Any:
+        """What :meth:`track_data` keeps of a one-element device array until it is read (a backend may detach it,
+        or copy an element out of a larger buffer so that the buffer can be freed)."""
+        return value
+
+    def _read_scalars(self, values: List[Any]) -> List[float]:
+        """One-element device arrays as floats (a backend reads them in one transfer per device)."""
+        return [float(value) for value in values]
+
+    def _read_tracked_scalars(self) -> None:
+        places = [
+            (entries, index)
+            for entries in (self._tracked[tag] for tag in self._unread_tags if tag in self._tracked)
+            for index, value in enumerate(entries)
+            if not _is_number(value)
+        ]
+        for (entries, index), number in zip(places, self._read_scalars([entries[index] for entries, index in places])):
+            entries[index] = number
+        self._unread_tags.clear()
 
     def write_tracking_data(self, timestep: int, timesteps: int) -> None:
         """Write the reduced tracking data at ``timestep`` to TensorBoard and as one ``results.jsonl`` row, clear it,
@@ -117,7 +193,7 @@ class AgentTracking:
                 self.writer.add_scalar(tag, value, timestep)
         if self.writer is not None:
             self.writer.flush()
-        self.tracking_data.clear()
+        self._tracked.clear()
         self._write_result_row(timestep, row)
 
     # -- what a trainer plugs in (the agent's extension points) ---------------------------------------------------
@@ -165,4 +241,4 @@ class AgentTracking:
     def _collect_episodes(self) -> None:
         if self._tracker is not None:
             for tag, values in self._tracker.collect().items():
-                self.tracking_data[tag].extend(values)
+                self._tracked[tag].extend(values)

@@ -117,16 +117,11 @@ class Agent(AgentCore):
     def _encode_state(self, state: Any) -> Any:
         return flax.serialization.to_bytes(state)  # what _check_state reads, as from a file of Agent.save
 
-    def track_data(self, tag: str, value: Any) -> None:
-        """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
+    def _read_scalars(self, values: List[Any]) -> List[float]:
+        return [float(value) for value in jax.device_get(values)]  # one transfer for all of them
 
-        A one-element array on an accelerator is kept as it is (converted when written, so tracking never waits for
-        the device); on the CPU it is converted now, as the torch agents do (kept arrays held their buffers: a JAX
-        DQN run with writing off grew by ~7 kB per update).
-        """
-        if isinstance(value, jax.Array) and value.size == 1 and value.devices().pop().platform == "cpu":
-            value = value.item()
-        super().track_data(tag, value)
+    def _read_arrays(self, arrays: List[Any]) -> List[np.ndarray]:
+        return [np.asarray(array) for array in jax.device_get(arrays)]
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         return EpisodeTracker(capacity)
@@ -212,14 +207,15 @@ class Agent(AgentCore):
         if name.endswith("optimizer"):
             return getattr(self, name, None)
         value = getattr(self, f"_{name}")
+        # a Python number crosses to the device explicitly (once: the update's learner keeps it there)
         if name in self.learning_rate_fields.values():
             return (
                 value
                 if isinstance(value, jax.Array) and value.dtype == jnp.float32
-                else jnp.asarray(value, jnp.float32)
+                else jax.device_put(np.asarray(value, np.float32))
             )
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, jax.Array)):
-            return jnp.asarray(value, jnp.int32 if isinstance(value, numbers.Integral) else jnp.float32)
+            return jax.device_put(np.asarray(value, np.int32 if isinstance(value, numbers.Integral) else np.float32))
         return value
 
     def learning_rate_keys(self) -> Tuple[str, ...]:

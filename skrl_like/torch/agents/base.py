@@ -1,8 +1,9 @@
 """The torch ``Agent`` base: the neutral bookkeeping plus what touches tensors (devices, state dicts)."""
 
+import collections
 import contextlib
 import copy
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO, List, Optional
 
 import gymnasium
 import numpy as np
@@ -117,16 +118,33 @@ class Agent(AgentCore):
             return torch.autocast(device_type=self.device.type, enabled=True)
         return contextlib.nullcontext()
 
-    def track_data(self, tag: str, value: Any) -> None:
-        """Record a value for ``tag``; it is reduced (mean, or min/max by suffix) at the next write.
+    def _kept_scalar(self, value: Any) -> Any:
+        # detached (a loss keeps no graph), and copied out when it is an element of a larger buffer (so that the
+        # buffer can be freed); both without reading the value
+        if isinstance(value, torch.Tensor):
+            value = value.detach()
+            if value.untyped_storage().nbytes() > value.element_size():
+                value = value.clone()
+        return value
 
-        A one-element tensor on a GPU is kept as it is (converted when written, so tracking never syncs); on the
-        CPU it is converted now: there is no device to wait for, and a kept tensor pins the memory freed around it
-        (a run that tracked 0-d CPU tensors for every step grew by hundreds of kB per step).
-        """
-        if isinstance(value, torch.Tensor) and value.device.type == "cpu" and value.numel() == 1:
-            value = value.item()
-        super().track_data(tag, value)
+    def _read_scalars(self, values: List[Any]) -> List[float]:
+        numbers: List[Any] = [float(value) if not isinstance(value, torch.Tensor) else None for value in values]
+        alike = collections.defaultdict(list)  # one transfer per device and dtype
+        for index, value in enumerate(values):
+            if isinstance(value, torch.Tensor):
+                alike[value.device, value.dtype].append(index)
+        for indices in alike.values():
+            read = torch.stack([values[index].reshape(()) for index in indices]).cpu().tolist()
+            for index, number in zip(indices, read):
+                numbers[index] = float(number)
+        return numbers
+
+    def _read_arrays(self, arrays: List[Any]) -> List[np.ndarray]:
+        if len({(array.device, array.dtype) for array in arrays}) != 1:
+            return [array.detach().cpu().numpy() for array in arrays]
+        read = torch.cat([array.detach().reshape(-1) for array in arrays]).cpu().numpy()  # one transfer
+        bounds = np.cumsum([0] + [array.numel() for array in arrays])
+        return [read[start:stop].reshape(array.shape) for start, stop, array in zip(bounds, bounds[1:], arrays)]
 
     def _make_tracker(self, capacity: int) -> EpisodeTracker:
         return EpisodeTracker(capacity)

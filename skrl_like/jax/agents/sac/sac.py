@@ -290,16 +290,23 @@ class SAC(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
-        learner, packed = self._update_fn(self.gather_learner(), batches, np.int32(timestep))
-        # one host transfer for the finite flags and the tracked values (a few numbers per gradient step)
-        records = self._packed_learn.unpack(packed)
-        self.check_update(timestep, learner, records)
-        self.commit_learner(learner)
+        inputs = (batches, np.int32(timestep))
+        if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
+            inputs = jax.device_put(inputs)
+        learner, packed = self._update_fn(self.gather_learner(), *inputs)
+        if self.write_interval == 0:  # read now (nothing tracked): raise before anything is committed
+            self.check_update(timestep, learner, self._packed_learn.unpack(packed))
+            self.commit_learner(learner)
+        else:  # the finite flags and the tracked values, read at the next write or checkpoint step
+            self.commit_learner(learner)
+            self._keep_report(timestep, packed)
 
-        if self.write_interval > 0:
-            for tag, values in self.tracked_values(records).items():
-                for step in range(cfg["gradient_steps"]):
-                    self.track_data(tag, values[step])
+    def _handle_report(self, timestep: int, packed: np.ndarray) -> None:
+        records = self._packed_learn.unpack(packed)
+        self.check_update(timestep, self.gather_learner(), records)
+        for tag, values in self.tracked_values(records).items():
+            for step in range(self.cfg["gradient_steps"]):
+                self.track_data(tag, values[step])
 
     def tracked_values(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
@@ -322,8 +329,9 @@ class SAC(Agent):
         return tracked
 
     def check_update(self, timestep: int, learner: LearnerState, records: StepRecord) -> None:
-        """Raise naming the first non-finite quantity (in the order of the steps); nothing has been committed then,
-        so the agent keeps its last finite state."""
+        """Raise naming the first non-finite quantity (in the order of the steps). With writing off nothing has been
+        committed then, so the agent keeps its last finite state; with writing on the report is read at the next
+        write or checkpoint step (``_keep_report``) and ``learner`` is the agent's state then."""
         finite = np.asarray(records.finite)
         if finite.all():
             return

@@ -10,6 +10,7 @@ import math
 from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -219,7 +220,7 @@ class SAC(Agent):
                     self.track_data("Loss / Entropy loss", entropy_loss.detach())
                     self.track_data("Coefficient / Entropy coefficient", self._entropy_coefficient[0])
 
-        self._check_update(timestep, flags)
+        self._keep_report(timestep, torch.cat(flags))  # read at the next write or checkpoint step
 
     def _track(self, critic_loss: Any, policy_loss: Any, q1: Any, q2: Any, targets: Any) -> None:
         """Losses and Q/target statistics as device scalars (converted only when written)."""
@@ -234,18 +235,18 @@ class SAC(Agent):
             self.track_data("Learning / Policy learning rate", self.policy_scheduler.get_last_lr()[0])
             self.track_data("Learning / Critic learning rate", self.critic_scheduler.get_last_lr()[0])
 
-    def _check_update(self, timestep: int, flags: list) -> None:
-        """One host transfer after the update: the first non-finite quantity, in the order of the steps.
+    def _handle_report(self, timestep: int, flags: np.ndarray) -> None:
+        """Raise naming the first non-finite quantity of the update at ``timestep``, in the order of its steps (its
+        finite flags are read at the next write or checkpoint step: ``_keep_report``).
 
         (The sampled rewards and states were non-finite before the update touched them; the losses and parameters
         are named at the gradient step where they first went non-finite.)"""
-        values = torch.cat(flags).tolist()
-        if all(values):
+        if flags.all():
             return
         names = neutral.step_flag_names(
             self.cfg["gradient_steps"], self.cfg["learn_entropy"], non_finite_note(self._non_finite_parameters())
         )
-        check_named_flags("SAC", timestep, names, values)
+        check_named_flags("SAC", timestep, names, flags.tolist())
 
     def _non_finite_parameters(self) -> list:
         return [

@@ -1,0 +1,141 @@
+"""The collection loop stays on the device: PPO, A2C and SAC on the Isaac Lab stand-in (through the "isaaclab"
+wrapper), driven by the sequential and the step trainer with the progress bar on, writing every few steps, read
+nothing on the host during a rollout's env steps (tests/host_syncs.py counts what would sync on a GPU, on a CPU too).
+
+Excluded, as docs/gpu-simulators.md says: the write and checkpoint steps (and the run's last one), which read the
+tracked values, the episode statistics and the deferred finite checks, and an on-policy update (once per rollout),
+which reads its finite flags before it changes anything. SAC updates at every step: its update is counted."""
+
+import copy
+
+import pytest
+import torch
+
+from skrl_like.envs import IsaacLabStandInEnv
+from skrl_like.torch.agents.a2c import A2C, A2C_DEFAULT_CONFIG
+from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
+from skrl_like.torch.agents.sac import SAC, SAC_DEFAULT_CONFIG
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+from skrl_like.torch.trainers import SequentialTrainer, StepTrainer
+from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
+from tests.host_syncs import HostSyncs
+
+WRITE_INTERVAL, CHECKPOINT_INTERVAL, TIMESTEPS = 4, 6, 14
+TRAINER = {"timesteps": TIMESTEPS, "headless": True, "disable_progressbar": False, "close_environment_at_exit": False}
+
+
+def make_agent(algorithm, env, directory, **cfg_changes):
+    network = lambda inputs: [{"name": "net", "input": inputs, "layers": [8], "activations": "elu"}]  # noqa: E731
+    spaces = (env.observation_space, env.action_space, env.device)
+    policy = gaussian_model(*spaces, network=network("STATES"), output="ACTIONS")
+    experiment = {"directory": directory, "write_interval": WRITE_INTERVAL, "checkpoint_interval": CHECKPOINT_INTERVAL}
+    if algorithm is SAC:
+        critic = lambda: deterministic_model(*spaces, network=network("concatenate([STATES, ACTIONS])"), output="ONE")  # noqa: E731
+        models = {"policy": policy, **{role: critic() for role in ("critic_1", "critic_2")}}
+        models.update(target_critic_1=critic(), target_critic_2=critic())
+        cfg = copy.deepcopy(SAC_DEFAULT_CONFIG)
+        cfg.update(batch_size=8, learning_starts=2, learn_entropy=True, experiment=experiment)
+        memory = RandomMemory(memory_size=64, num_envs=env.num_envs, device=env.device)
+    else:
+        models = {"policy": policy, "value": deterministic_model(*spaces, network=network("STATES"), output="ONE")}
+        cfg = copy.deepcopy(PPO_DEFAULT_CONFIG if algorithm is PPO else A2C_DEFAULT_CONFIG)
+        cfg.update(rollouts=3, mini_batches=2, experiment=experiment)
+        cfg.update(state_preprocessor=RunningStandardScaler, state_preprocessor_kwargs={"size": env.observation_space})
+        memory = RandomMemory(memory_size=3, num_envs=env.num_envs, device=env.device)
+    cfg.update(cfg_changes)
+    return algorithm(models=models, memory=memory, observation_space=env.observation_space,
+                     action_space=env.action_space, device=env.device, cfg=cfg)  # fmt: skip
+
+
+def standin(device="cpu"):
+    # episodes of at most 5 steps: the self-resets and the episode statistics run within the test
+    env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, device=device)
+    return wrap_env(env, wrapper="isaaclab", verbose=False)
+
+
+def reads_the_host(timestep):
+    """The loop steps whose post_interaction writes, checkpoints or ends the run (timestep + 1 is what it checks)."""
+    step = timestep + 1
+    return step % WRITE_INTERVAL == 0 or step % CHECKPOINT_INTERVAL == 0 or step >= TIMESTEPS
+
+
+def count_syncs_during_rollouts(trainer, agent, run):
+    """Run ``run()`` counting the host syncs of every env step except those of :func:`reads_the_host` (and the
+    on-policy updates, and the trainer's full-state checkpoints)."""
+    syncs = HostSyncs()
+
+    def pausing(method, when=lambda *args, **kwargs: True):
+        def paused_if_due(*args, **kwargs):
+            if not when(*args, **kwargs):
+                return method(*args, **kwargs)
+            with syncs.paused():
+                return method(*args, **kwargs)
+
+        return paused_if_due
+
+    trainer._step = pausing(trainer._step, lambda states, timestep, *rest: reads_the_host(timestep))
+    trainer._at_save_point = pausing(trainer._at_save_point)
+    trainer._finish_loop = pausing(trainer._finish_loop)  # the run's final checkpoint, after the loop
+    if not isinstance(agent, SAC):
+        agent._update = pausing(agent._update)
+    # replay rows are drawn by torch's CPU generator, as skrl draws them: on a GPU a copy to the device, not a sync
+    agent.memory._random_starts = pausing(agent.memory._random_starts)
+    with syncs:
+        run()
+    return syncs
+
+
+@pytest.mark.parametrize("algorithm", [PPO, A2C, SAC])
+def test_a_sequential_run_reads_the_host_only_on_write_and_checkpoint_steps(algorithm, tmp_path):
+    torch.manual_seed(0)
+    env = standin()
+    agent = make_agent(algorithm, env, str(tmp_path))
+    rows = []
+    agent.add_result_listener(rows.append)
+    trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
+    syncs = count_syncs_during_rollouts(trainer, agent, trainer.train)
+    assert syncs.calls == []
+    assert syncs.paused_calls  # the counter ran: the write steps read the host
+    # what was kept on the device was written: the env's log, the losses, the episodes that ended (at most 5 steps)
+    assert len(rows) == TIMESTEPS // WRITE_INTERVAL
+    assert all("Info / distance_to_target" in row for row in rows)
+    assert "Loss / Policy loss" in rows[-1] and rows[-1]["Episode / Total timesteps (max)"] == 5
+    assert trainer._loop_bar.postfix and "return=" in trainer._loop_bar.postfix  # the bar shows the written return
+
+
+def test_a_step_trainer_run_reads_the_host_only_on_write_and_checkpoint_steps(tmp_path):
+    torch.manual_seed(0)
+    env = standin()
+    agent = make_agent(PPO, env, str(tmp_path))
+    trainer = StepTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
+
+    def run():
+        for timestep in range(TIMESTEPS):
+            trainer.train(timestep=timestep)
+
+    syncs = count_syncs_during_rollouts(trainer, agent, run)
+    assert syncs.calls == [] and syncs.paused_calls
+
+
+def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_appeared(tmp_path):
+    env = standin()
+    agent = make_agent(SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
+    steps = []
+    post_interaction = agent.post_interaction
+    agent.post_interaction = lambda timestep, timesteps: (steps.append(timestep), post_interaction(timestep, timesteps))
+    with pytest.raises(FloatingPointError, match=r"SAC update at timestep 2: the sampled rewards of gradient step 0"):
+        SequentialTrainer(env, agent, cfg={**TRAINER, "disable_progressbar": True}).train()
+    # the first update (timestep 2, after learning_starts) went non-finite; read at the first write step (3)
+    assert steps == [0, 1, 2, 3]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("algorithm", [PPO, SAC])
+def test_on_a_gpu_the_loop_copies_nothing_to_the_host(algorithm, tmp_path):
+    env = standin("cuda:0")
+    agent = make_agent(algorithm, env, str(tmp_path))
+    trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
+    syncs = count_syncs_during_rollouts(trainer, agent, trainer.train)
+    assert syncs.calls == [] and syncs.paused_calls
