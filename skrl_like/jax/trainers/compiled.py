@@ -1,8 +1,8 @@
 """``CompiledTrainer``: a whole training run as one compiled function, for JAX agents on JAX-native environments.
 
-With an environment written in JAX (:class:`~skrl_like.jax.envs.wrappers.GymnaxWrapper`), nothing in a training run
-needs the host: the run is ``lax.scan`` over updates of (``lax.scan`` over ``rollouts`` environment steps, then the
-agent's update), compiled once. The trainer drives the agent through its public compiled-agent protocol
+With an environment written in JAX (gymnax, Brax or MuJoCo Playground: the ``JaxNativeWrapper`` subclasses), nothing
+in a training run needs the host: the run is ``lax.scan`` over updates of (``lax.scan`` over ``rollouts`` environment
+steps, then the agent's update), compiled once. The trainer drives the agent through its public compiled-agent protocol
 (``docs/compiled-trainer.md``): ``compiled_start`` (learner state and acting stream), ``compiled_act``,
 ``compiled_transition`` (the :class:`~skrl_like.core.agents.transition.Transition` ``record_transition`` stores),
 ``compiled_learn`` and ``compiled_commit``, each the pure function behind the agent's Python hook under
@@ -102,7 +102,7 @@ class RunState(NamedTuple):
     """Everything a compiled run carries from one iteration to the next (one per run when vmapped)."""
 
     learner: Any  # the agent's learner state
-    env: Any  # the environment's state (GymnaxState)
+    env: Any  # the environment's state (GymnaxState, BraxState)
     states: jax.Array  # the observations the next step acts on
     act_key: jax.Array  # the agent's acting stream (``compiled_start``)
     episode_returns: jax.Array  # (num_envs,) of the running episodes
@@ -301,7 +301,7 @@ class CompiledTrainer(Trainer):
     in the other trainers. The page ``docs/compiled-trainer.md`` describes the configuration and what cannot be
     compiled.
 
-    :param env: a wrapped JAX-native environment (``wrap_env(gymnax_env, num_envs=...)``).
+    :param env: a wrapped JAX-native environment: gymnax, Brax or Playground (``wrap_env(env, num_envs=...)``).
     :param agents: one JAX agent with a compiled form.
     :param agents_scope: unused (one agent steps every sub-environment).
     :param cfg: keys of ``COMPILED_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
@@ -314,8 +314,8 @@ class CompiledTrainer(Trainer):
         for method in ("initial_state", "transition"):
             if not callable(getattr(env, method, None)):
                 raise TypeError(
-                    f"CompiledTrainer needs an environment written in JAX, stepped by pure functions (a gymnax env "
-                    f"wrapped with wrap_env(env, num_envs=...)); {type(env).__name__} has no '{method}': it steps in "
+                    f"CompiledTrainer needs an environment written in JAX, stepped by pure functions (a gymnax, Brax "
+                    f"or MuJoCo Playground env wrapped with wrap_env(env, num_envs=...)); {type(env).__name__} has no '{method}': it steps in "
                     "Python, so train on it with SequentialTrainer"
                 )
         super().__init__(env, agents, agents_scope, cfg)
