@@ -6,7 +6,7 @@ A backend subclass (``skrl_like.{torch,jax}.agents.tracking.EpisodeTracker``) ov
 tensor hooks; everything else is written here once.
 """
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -32,12 +32,11 @@ class EpisodeTracker:
         """A buffer of shape ``(rows, *like.shape)``, of booleans or float32, where ``like`` lives."""
         raise NotImplementedError
 
-    def _write_rewards(self, buffer: Any, row: int, rewards: Any) -> Any:
-        """Copy one step's rewards into ``buffer[row]``; return the buffer (a functional backend may rebuild it)."""
-        raise NotImplementedError
-
-    def _write_dones(self, buffer: Any, row: int, terminated: Any, truncated: Any) -> Any:
-        """Store ``terminated | truncated`` in ``buffer[row]``; return the buffer."""
+    def _write_row(
+        self, rewards_rows: Any, done_rows: Any, row: int, rewards: Any, terminated: Any, truncated: Any
+    ) -> Tuple[Any, Any]:
+        """Copy one step's rewards into ``rewards_rows[row]`` and ``terminated | truncated`` into ``done_rows[row]``,
+        on the device (no host read); return both buffers (a functional backend rebuilds them)."""
         raise NotImplementedError
 
     def _to_numpy(self, buffer: Any) -> np.ndarray:
@@ -50,8 +49,7 @@ class EpisodeTracker:
         if self._rewards is None:
             self._rewards = self._allocate(rewards, self.capacity, False)
             self._dones = self._allocate(rewards, self.capacity, True)
-        self._rewards = self._write_rewards(self._rewards, self._rows, rewards)
-        self._dones = self._write_dones(self._dones, self._rows, terminated, truncated)
+        self._rewards, self._dones = self._write_row(self._rewards, self._dones, self._rows, rewards, terminated, truncated)
         self._rows += 1
         if self._rows == self.capacity:
             self._reduce()

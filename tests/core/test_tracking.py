@@ -1,5 +1,6 @@
 """The neutral episode tracker, run through each backend's real subclass (its tensor hooks are the backend's)."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -80,6 +81,15 @@ def test_the_buffers_are_the_backends_own_arrays():
     tracker.record(np.ones((3, 1), np.float32), np.zeros((3, 1), bool), np.zeros((3, 1), bool))
     assert isinstance(tracker._rewards, np.ndarray) and tracker._rewards.shape == (4, 3, 1)
     assert tracker._dones.dtype == bool
+    # JAX rewards: JAX rows, written without a transfer either way (the row index stays on the device)
+    tracker = JaxEpisodeTracker(capacity=4)
+    rewards, flags = jnp.ones((3, 1)), jnp.zeros((3, 1), jnp.int8)
+    with jax.transfer_guard("disallow"):
+        for _ in range(2):
+            tracker.record(rewards, flags, flags)
+    assert isinstance(tracker._rewards, jax.Array) and tracker._rewards.shape == (4, 3, 1)
+    assert tracker._dones.dtype == jnp.bool_
+    np.testing.assert_array_equal(np.asarray(tracker._rewards)[:, :, 0], [[1, 1, 1], [1, 1, 1], [0, 0, 0], [0, 0, 0]])
 
 
 @pytest.mark.parametrize(

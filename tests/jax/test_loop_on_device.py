@@ -65,20 +65,38 @@ def reads_the_host(timestep):
 
 
 @pytest.mark.parametrize("algorithm", [PPO, A2C, SAC])
-def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(algorithm, tmp_path):
+def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(algorithm, tmp_path, monkeypatch):
     env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, seed=0)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
     agent = make_agent(algorithm, env, str(tmp_path))
     rows = []
     agent.add_result_listener(rows.append)
     trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
-    guarded = []
+    guarded, host_reads = [], []
+
+    @contextlib.contextmanager
+    def guard(value):
+        previous, guard.on = guard.on, value
+        try:
+            with jax.transfer_guard("disallow" if value else "allow"):
+                yield
+        finally:
+            guard.on = previous
+
+    guard.on = False
+    # on the CPU backend the guard does not see a CPU array read on the host (NumPy takes its buffer without a copy):
+    # the reads of an array's host value (float(), item(), tolist()) are counted apart, and NumPy's reads of the
+    # episode rows are ruled out below by the rows being JAX arrays
+    array_type = type(jax.numpy.zeros(()))
+    host_value = array_type._value
+    counted = property(lambda array: (guard.on and host_reads.append(array.shape), host_value.fget(array))[1])
+    monkeypatch.setattr(array_type, "_value", counted)
 
     def step(states, timestep, *args, _step=trainer._step):
         if reads_the_host(timestep):
             return _step(states, timestep, *args)
         guarded.append(timestep)
-        with jax.transfer_guard("disallow"):
+        with guard(True):
             return _step(states, timestep, *args)
 
     trainer._step = step
@@ -86,11 +104,21 @@ def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(alg
         update = agent._update
 
         def allowed_update(*args):
-            with jax.transfer_guard("allow"):
+            with guard(False):
                 return update(*args)
 
         agent._update = allowed_update
+    # not yet on the device: the JAX memories keep host NumPy buffers (jax/memories/base.py), so storing a transition
+    # copies it to the host by an explicit device_get (which the guard allows); its reads are not counted here
+    add_samples = agent.memory.add_samples
+
+    def uncounted_add_samples(**samples):
+        with guard(False):
+            return add_samples(**samples)
+
+    agent.memory.add_samples = uncounted_add_samples
     trainer.train()
+    assert host_reads == [] and isinstance(agent._tracker._rewards, jax.Array)
     assert guarded == [0, 1, 2, 4, 6, 8, 9, 10, 12]  # not 3, 7, 11 (write), 5 (checkpoint), 13 (the last)
     assert len(rows) == TIMESTEPS // WRITE_INTERVAL
     assert "Loss / Policy loss" in rows[-1] and rows[-1]["Episode / Total timesteps (max)"] == 5
