@@ -49,7 +49,9 @@ class EpisodeTracker:
         if self._rewards is None:
             self._rewards = self._allocate(rewards, self.capacity, False)
             self._dones = self._allocate(rewards, self.capacity, True)
-        self._rewards, self._dones = self._write_row(self._rewards, self._dones, self._rows, rewards, terminated, truncated)
+        self._rewards, self._dones = self._write_row(
+            self._rewards, self._dones, self._rows, rewards, terminated, truncated
+        )
         self._rows += 1
         if self._rows == self.capacity:
             self._reduce()

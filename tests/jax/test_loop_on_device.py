@@ -6,69 +6,30 @@ the run's last one), the trainer's checkpoints, and an on-policy update (once pe
 its update is guarded."""
 
 import contextlib
-import copy
 
 import jax
 import pytest
 
 from skrl_like import config
 from skrl_like.envs import IsaacLabStandInEnv
-from skrl_like.jax.agents.a2c import A2C, A2C_DEFAULT_CONFIG
-from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG
-from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG
+from skrl_like.jax.agents.a2c import A2C
+from skrl_like.jax.agents.ppo import PPO
+from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.envs.wrappers import wrap_env
-from skrl_like.jax.memories import RandomMemory
-from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.trainers import SequentialTrainer
-from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
-
-WRITE_INTERVAL, CHECKPOINT_INTERVAL, TIMESTEPS = 4, 6, 14
-TRAINER = {"timesteps": TIMESTEPS, "headless": True, "disable_progressbar": False, "close_environment_at_exit": False}
+from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host
 
 
 @pytest.fixture(autouse=True)
-def jax_backend():
-    previous = config.jax.backend
-    config.jax.backend = "jax"
-    yield
-    config.jax.backend = previous
-
-
-def make_agent(algorithm, env, directory, **cfg_changes):
-    network = lambda inputs: [{"name": "net", "input": inputs, "layers": [8], "activations": "elu"}]  # noqa: E731
-    spaces = (env.observation_space, env.action_space, env.device)
-    policy = gaussian_model(*spaces, network=network("STATES"), output="ACTIONS")
-    experiment = {"directory": directory, "write_interval": WRITE_INTERVAL, "checkpoint_interval": CHECKPOINT_INTERVAL}
-    if algorithm is SAC:
-        critic = lambda: deterministic_model(*spaces, network=network("concatenate([STATES, ACTIONS])"), output="ONE")  # noqa: E731
-        models = {"policy": policy, **{role: critic() for role in ("critic_1", "critic_2")}}
-        models.update(target_critic_1=critic(), target_critic_2=critic())
-        cfg = copy.deepcopy(SAC_DEFAULT_CONFIG)
-        cfg.update(batch_size=8, learning_starts=2, learn_entropy=True, experiment=experiment)
-        memory = RandomMemory(memory_size=64, num_envs=env.num_envs, device=env.device)
-    else:
-        models = {"policy": policy, "value": deterministic_model(*spaces, network=network("STATES"), output="ONE")}
-        cfg = copy.deepcopy(PPO_DEFAULT_CONFIG if algorithm is PPO else A2C_DEFAULT_CONFIG)
-        cfg.update(rollouts=3, mini_batches=2, experiment=experiment)
-        cfg.update(state_preprocessor=RunningStandardScaler, state_preprocessor_kwargs={"size": env.observation_space})
-        memory = RandomMemory(memory_size=3, num_envs=env.num_envs, device=env.device)
-    cfg.update(cfg_changes)
-    for role, model in models.items():
-        model.init_state_dict(role)
-    return algorithm(models=models, memory=memory, observation_space=env.observation_space,
-                     action_space=env.action_space, device=env.device, cfg=cfg)  # fmt: skip
-
-
-def reads_the_host(timestep):
-    step = timestep + 1
-    return step % WRITE_INTERVAL == 0 or step % CHECKPOINT_INTERVAL == 0 or step >= TIMESTEPS
+def jax_backend(monkeypatch):
+    monkeypatch.setattr(config.jax, "backend", "jax")
 
 
 @pytest.mark.parametrize("algorithm", [PPO, A2C, SAC])
 def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(algorithm, tmp_path, monkeypatch):
     env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, seed=0)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
-    agent = make_agent(algorithm, env, str(tmp_path))
+    agent = make_agent("jax", algorithm, env, str(tmp_path))
     rows = []
     agent.add_result_listener(rows.append)
     trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
@@ -130,8 +91,10 @@ def test_the_guard_would_see_a_constant_made_per_step():
 
 
 def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_appeared(tmp_path):
-    env = wrap_env(IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2), wrapper="isaaclab", verbose=False)
-    agent = make_agent(SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
+    env = wrap_env(
+        IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2), wrapper="isaaclab", verbose=False
+    )
+    agent = make_agent("jax", SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
     with pytest.raises(FloatingPointError, match=r"SAC update at timestep 2: the sampled rewards of gradient step 0"):
         SequentialTrainer(env, agent, cfg={**TRAINER, "disable_progressbar": True}).train()
     assert agent.tracking_data.get("Loss / Critic loss", []) == []  # raised before the reports were tracked

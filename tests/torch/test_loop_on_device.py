@@ -6,59 +6,23 @@ Excluded, as docs/gpu-simulators.md says: the write and checkpoint steps (and th
 tracked values, the episode statistics and the deferred finite checks, and an on-policy update (once per rollout),
 which reads its finite flags before it changes anything. SAC updates at every step: its update is counted."""
 
-import copy
-
 import pytest
 import torch
 
 from skrl_like.envs import IsaacLabStandInEnv
-from skrl_like.torch.agents.a2c import A2C, A2C_DEFAULT_CONFIG
-from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG
-from skrl_like.torch.agents.sac import SAC, SAC_DEFAULT_CONFIG
+from skrl_like.torch.agents.a2c import A2C
+from skrl_like.torch.agents.ppo import PPO
+from skrl_like.torch.agents.sac import SAC
 from skrl_like.torch.envs.wrappers import wrap_env
-from skrl_like.torch.memories import RandomMemory
-from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer, StepTrainer
-from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
 from tests.host_syncs import HostSyncs
-
-WRITE_INTERVAL, CHECKPOINT_INTERVAL, TIMESTEPS = 4, 6, 14
-TRAINER = {"timesteps": TIMESTEPS, "headless": True, "disable_progressbar": False, "close_environment_at_exit": False}
-
-
-def make_agent(algorithm, env, directory, **cfg_changes):
-    network = lambda inputs: [{"name": "net", "input": inputs, "layers": [8], "activations": "elu"}]  # noqa: E731
-    spaces = (env.observation_space, env.action_space, env.device)
-    policy = gaussian_model(*spaces, network=network("STATES"), output="ACTIONS")
-    experiment = {"directory": directory, "write_interval": WRITE_INTERVAL, "checkpoint_interval": CHECKPOINT_INTERVAL}
-    if algorithm is SAC:
-        critic = lambda: deterministic_model(*spaces, network=network("concatenate([STATES, ACTIONS])"), output="ONE")  # noqa: E731
-        models = {"policy": policy, **{role: critic() for role in ("critic_1", "critic_2")}}
-        models.update(target_critic_1=critic(), target_critic_2=critic())
-        cfg = copy.deepcopy(SAC_DEFAULT_CONFIG)
-        cfg.update(batch_size=8, learning_starts=2, learn_entropy=True, experiment=experiment)
-        memory = RandomMemory(memory_size=64, num_envs=env.num_envs, device=env.device)
-    else:
-        models = {"policy": policy, "value": deterministic_model(*spaces, network=network("STATES"), output="ONE")}
-        cfg = copy.deepcopy(PPO_DEFAULT_CONFIG if algorithm is PPO else A2C_DEFAULT_CONFIG)
-        cfg.update(rollouts=3, mini_batches=2, experiment=experiment)
-        cfg.update(state_preprocessor=RunningStandardScaler, state_preprocessor_kwargs={"size": env.observation_space})
-        memory = RandomMemory(memory_size=3, num_envs=env.num_envs, device=env.device)
-    cfg.update(cfg_changes)
-    return algorithm(models=models, memory=memory, observation_space=env.observation_space,
-                     action_space=env.action_space, device=env.device, cfg=cfg)  # fmt: skip
+from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host
 
 
 def standin(device="cpu"):
     # episodes of at most 5 steps: the self-resets and the episode statistics run within the test
     env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, device=device)
     return wrap_env(env, wrapper="isaaclab", verbose=False)
-
-
-def reads_the_host(timestep):
-    """The loop steps whose post_interaction writes, checkpoints or ends the run (timestep + 1 is what it checks)."""
-    step = timestep + 1
-    return step % WRITE_INTERVAL == 0 or step % CHECKPOINT_INTERVAL == 0 or step >= TIMESTEPS
 
 
 def count_syncs_during_rollouts(trainer, agent, run):
@@ -91,7 +55,7 @@ def count_syncs_during_rollouts(trainer, agent, run):
 def test_a_sequential_run_reads_the_host_only_on_write_and_checkpoint_steps(algorithm, tmp_path):
     torch.manual_seed(0)
     env = standin()
-    agent = make_agent(algorithm, env, str(tmp_path))
+    agent = make_agent("torch", algorithm, env, str(tmp_path))
     rows = []
     agent.add_result_listener(rows.append)
     trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
@@ -108,7 +72,7 @@ def test_a_sequential_run_reads_the_host_only_on_write_and_checkpoint_steps(algo
 def test_a_step_trainer_run_reads_the_host_only_on_write_and_checkpoint_steps(tmp_path):
     torch.manual_seed(0)
     env = standin()
-    agent = make_agent(PPO, env, str(tmp_path))
+    agent = make_agent("torch", PPO, env, str(tmp_path))
     trainer = StepTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
 
     def run():
@@ -121,7 +85,7 @@ def test_a_step_trainer_run_reads_the_host_only_on_write_and_checkpoint_steps(tm
 
 def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_appeared(tmp_path):
     env = standin()
-    agent = make_agent(SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
+    agent = make_agent("torch", SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
     steps = []
     post_interaction = agent.post_interaction
     agent.post_interaction = lambda timestep, timesteps: (steps.append(timestep), post_interaction(timestep, timesteps))
@@ -135,7 +99,7 @@ def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_ap
 @pytest.mark.parametrize("algorithm", [PPO, SAC])
 def test_on_a_gpu_the_loop_copies_nothing_to_the_host(algorithm, tmp_path):
     env = standin("cuda:0")
-    agent = make_agent(algorithm, env, str(tmp_path))
+    agent = make_agent("torch", algorithm, env, str(tmp_path))
     trainer = SequentialTrainer(env, agent, cfg={**TRAINER, "environment_info": "log"})
     syncs = count_syncs_during_rollouts(trainer, agent, trainer.train)
     assert syncs.calls == [] and syncs.paused_calls
