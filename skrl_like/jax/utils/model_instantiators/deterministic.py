@@ -16,6 +16,7 @@ def deterministic_model(
     output: Union[str, Sequence[str]] = "",
     return_source: bool = False,
     *args: Any,
+    state_space: Any = None,
     **kwargs: Any,
 ) -> Any:
     """Build a deterministic model (``DeterministicModel``: values, Q-functions, deterministic policies).
@@ -27,9 +28,18 @@ def deterministic_model(
     :param network: list of containers (``name``, ``input``, ``layers``, ``activations``).
     :param output: output expression, e.g. ``"ONE"`` for a value function.
     :param return_source: return a readable description of the model instead of an instance.
+    :param state_space: the environment's state space (``env.state_space``), for a value model or critic of an
+        asymmetric actor-critic: the model is built on the privileged states instead of the observations (its
+        ``STATES``/``OBSERVATIONS`` input is the states) and the agent feeds it ``env.state()``. ``None``: the
+        observations, as in skrl 1.4.
     :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
     :return: the model (call ``init_state_dict(role)`` before using it), or its description.
     """
     options = {"clip_actions": clip_actions, "network": network, "output": output}
     definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
-    return build_model(definition, observation_space, action_space, device, return_source)
+    if state_space is None:
+        return build_model(definition, observation_space, action_space, device, return_source)
+    model = build_model(definition, state_space, action_space, device, return_source)
+    if not return_source:
+        model.state_space = state_space  # marks it as reading the privileged states (core/agents/privileged.py)
+    return model
