@@ -101,3 +101,17 @@ def privileged_state_space(agent: Any) -> Optional[Any]:
     """The state space an agent's models read (the memory tensors' size), or ``None`` when none asks."""
     roles = getattr(agent, "privileged_roles", ())
     return model_state_space(agent.models[roles[0]]) if roles else None
+
+
+def privileged_names(agent: Any) -> Tuple[str, ...]:
+    """The memory tensors an update samples besides the transition's six: the privileged states before and after
+    each step when a model reads them, else none."""
+    return (PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES) if getattr(agent, "privileged_roles", ()) else ()
+
+
+def critic_states(sampled: Mapping[str, Any], states: Any, next_states: Any) -> Tuple[Any, Any]:
+    """What the critics read before and after the step: the sampled privileged states (``sampled``: the extras drawn
+    with :func:`privileged_names`) when they read them, else the (preprocessed) ``states`` and ``next_states``."""
+    if PRIVILEGED_STATES in sampled:
+        return sampled[PRIVILEGED_STATES], sampled[NEXT_PRIVILEGED_STATES]
+    return states, next_states
