@@ -26,7 +26,6 @@ from skrl_like.core.evaluation import play_episodes
 from skrl_like.core.trainer_setup import TRAINER_DEFAULT_CONFIG, generate_equally_spaced_scopes
 from skrl_like.core.trainer_state import TrainerRunState
 
-
 PRIVILEGED_NAMES = (PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES)
 
 

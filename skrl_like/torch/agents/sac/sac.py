@@ -155,7 +155,9 @@ class SAC(Agent):
                 states = self._state_preprocessor(states, train=True)
                 next_states = self._state_preprocessor(next_states, train=True)
                 # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
-                states_for_critics, next_states_for_critics = critic_states(dict(zip(privileged, sampled)), states, next_states)
+                states_for_critics, next_states_for_critics = critic_states(
+                    dict(zip(privileged, sampled)), states, next_states
+                )
 
                 # soft TD target: a fresh next action from the current policy, the smaller target Q, minus alpha log pi
                 with torch.no_grad():
