@@ -174,14 +174,6 @@ def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_
     return tuple(np.stack([np.asarray(batch[index]) for batch in drawn]) for index in range(len(names)))
 
 
-def sample_transitions(memory: Any, extras: Sequence[str], batch_size: int, gradient_steps: int) -> Transition:
-    """:func:`sample_batches` of the six transition tensors and of ``extras`` (e.g. the privileged states), as one
-    :class:`Transition` of leaves ``(gradient_steps, batch_size, size)``."""
-    drawn = sample_batches(memory, (*TRANSITION_NAMES, *extras), batch_size, gradient_steps)
-    count = len(TRANSITION_NAMES)
-    return Transition(*drawn[:count], extras=dict(zip(extras, drawn[count:])))
-
-
 def _batch_without_replacement(memory: Any, names: Sequence[str], batch_size: int) -> list:
     """``batch_size`` rows drawn without replacement; while the memory holds fewer rows, each of them once and the
     rest drawn again uniformly (NumPy's generator, as the memory's). skrl returns the fewer rows: a batch of another

@@ -30,7 +30,7 @@ from skrl_like.core.agents.off_policy import check_action_space, check_batch_siz
 from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
-from skrl_like.core.agents.transition import Transition
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
@@ -51,7 +51,7 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     polyak_targets,
     q_values,
-    sample_transitions,
+    sample_batches,
     update_critics,
     warn_if_identical,
 )
@@ -311,7 +311,9 @@ class SAC(Agent):
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
-        batches = sample_transitions(self.memory, privileged_names(self), cfg["batch_size"], cfg["gradient_steps"])
+        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
+        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
+        batches = Transition.from_fields(dict(zip(names, drawn)))
         learner, packed = self._update_fn(self.gather_learner(), batches, np.int32(timestep))
         # one host transfer for the finite flags and the tracked values (a few numbers per gradient step)
         records = self._packed_learn.unpack(packed)

@@ -34,7 +34,7 @@ from skrl_like.core.agents.off_policy import check_action_space, check_batch_siz
 from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.agents.transition import Transition
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
@@ -56,7 +56,7 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     polyak_targets,
     q_values,
-    sample_transitions,
+    sample_batches,
     smoothed_target_actions,
     stack_samples,
     update_critics,
@@ -333,7 +333,9 @@ class TD3(Agent):
         """``gradient_steps`` fresh batches and their smoothing noise, drawn on the host: one ``(batch_size,
         action_size)`` sample of the noise per gradient step, as torch draws it."""
         cfg = self.cfg
-        batches = sample_transitions(self.memory, privileged_names(self), cfg["batch_size"], cfg["gradient_steps"])
+        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
+        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
+        batches = Transition.from_fields(dict(zip(names, drawn)))
         noise = cfg.get("smooth_regularization_noise")
         if noise is None:
             return batches
