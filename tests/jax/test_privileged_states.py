@@ -3,8 +3,6 @@ torch tensors cross by DLPack): the value model / critics read ``env.state()`` i
 policy the observations; nothing is read or stored when no model asks; the CompiledTrainer refuses them. (The
 Runner's skrl 2.x ``STATES`` is backend-neutral: tests/torch/test_privileged_states.py.)"""
 
-import copy
-
 import jax
 import numpy as np
 import pytest
@@ -17,16 +15,13 @@ from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
-
-NUM_ENVS, OBSERVATIONS, ACTIONS, STATES = 4, 6, 2, 9
-QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
-NETWORK = [{"name": "net", "input": "STATES", "layers": [16], "activations": "elu"}]
-Q_NETWORK = [{"name": "net", "input": "concatenate([STATES, ACTIONS])", "layers": [16], "activations": "elu"}]
+from tests import privileged_helpers as shared
 
 
-def stand_in(state_size=STATES):
+def stand_in(state_size=shared.STATES):
     return wrap_env(
-        IsaacLabStandInEnv(NUM_ENVS, OBSERVATIONS, ACTIONS, state_size=state_size, seed=0), wrapper="isaaclab"
+        IsaacLabStandInEnv(shared.NUM_ENVS, shared.OBSERVATIONS, shared.ACTIONS, state_size=state_size, seed=0),
+        wrapper="isaaclab",
     )
 
 
@@ -42,26 +37,7 @@ def recorded(model, calls):
     return model
 
 
-def recorded_env_states(env, calls):
-    state = env.state
-
-    def spy():
-        states = state()
-        calls.append(np.asarray(states))
-        return states
-
-    env.state = spy
-    return env
-
-
-def config(defaults, **keys):
-    cfg = copy.deepcopy(defaults)
-    cfg.update(keys)
-    cfg["experiment"] = {**cfg["experiment"], "write_interval": 0, "checkpoint_interval": 0}
-    return cfg
-
-
-def model(instantiator, env, role, network=NETWORK, output="ONE", state_space=None):
+def model(instantiator, env, role, network=shared.NETWORK, output="ONE", state_space=None):
     built = instantiator(
         observation_space=env.observation_space,
         action_space=env.action_space,
@@ -75,32 +51,28 @@ def model(instantiator, env, role, network=NETWORK, output="ONE", state_space=No
 
 def on_policy_agent(env, agent_class, defaults, value, rollouts=4):
     policy = model(gaussian_model, env, "policy", output="ACTIONS")
-    cfg = config(defaults, rollouts=rollouts, mini_batches=2, learning_epochs=1)
-    memory = RandomMemory(rollouts, num_envs=NUM_ENVS)
+    cfg = shared.config(defaults, rollouts=rollouts, mini_batches=2, learning_epochs=1)
+    memory = RandomMemory(rollouts, num_envs=shared.NUM_ENVS)
     return agent_class({"policy": policy, "value": value}, memory, env.observation_space, env.action_space, cfg=cfg)
-
-
-def rows(array):
-    return np.asarray(array).reshape(-1, np.shape(array)[-1])
 
 
 @pytest.mark.parametrize("agent_class, defaults", [(PPO, PPO_DEFAULT_CONFIG), (TRPO, TRPO_DEFAULT_CONFIG)])
 def test_the_value_model_reads_the_envs_states_in_every_call_of_the_update(agent_class, defaults):
     env_states, value_inputs = [], []
-    env = recorded_env_states(stand_in(), env_states)
+    env = shared.recorded_env_states(stand_in(), env_states, np.asarray)
     value = recorded(model(deterministic_model, env, "value", state_space=env.state_space), value_inputs)
     agent = on_policy_agent(env, agent_class, defaults, value)
-    SequentialTrainer(env, agent, cfg={"timesteps": 4, **QUIET}).train()  # one rollout of 4 steps, one update
+    SequentialTrainer(env, agent, cfg={"timesteps": 4, **shared.QUIET}).train()  # one rollout of 4 steps, one update
     jax.effects_barrier()
 
     assert len(env_states) == 8  # env.state() before and after each step, stored beside the transition
     np.testing.assert_array_equal(agent.memory.get_tensor_by_name("privileged_states"), np.stack(env_states[0::2]))
     np.testing.assert_array_equal(agent.memory.get_tensor_by_name("next_privileged_states"), np.stack(env_states[1::2]))
-    stored = rows(np.stack(env_states[0::2]))
+    stored = shared.rows(np.stack(env_states[0::2]))
     # V of the rollout's states and of the last next states, then the two mini-batches' states
     np.testing.assert_array_equal(value_inputs[0], np.concatenate([stored, env_states[-1]]))
     np.testing.assert_array_equal(np.concatenate(value_inputs[1:3]), stored)
-    assert all(inputs.shape[-1] == STATES for inputs in value_inputs)
+    assert all(inputs.shape[-1] == shared.STATES for inputs in value_inputs)
 
 
 def test_sacs_critics_read_the_sampled_states_and_its_policy_the_observations():
@@ -108,29 +80,30 @@ def test_sacs_critics_read_the_sampled_states_and_its_policy_the_observations():
     policy_inputs, critic_inputs, target_inputs = [], [], []
     models = {"policy": recorded(model(gaussian_model, env, "policy", output="ACTIONS"), policy_inputs)}
     for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2"):
-        models[role] = model(deterministic_model, env, role, network=Q_NETWORK, state_space=env.state_space)
+        models[role] = model(deterministic_model, env, role, network=shared.Q_NETWORK, state_space=env.state_space)
     recorded(models["critic_1"], critic_inputs)
     recorded(models["target_critic_1"], target_inputs)
-    memory = RandomMemory(64, num_envs=NUM_ENVS)
-    agent = SAC(models, memory, env.observation_space, env.action_space, cfg=config(SAC_DEFAULT_CONFIG, batch_size=8))
-    SequentialTrainer(env, agent, cfg={"timesteps": 6, **QUIET}).train()
+    memory = RandomMemory(64, num_envs=shared.NUM_ENVS)
+    agent = SAC(
+        models, memory, env.observation_space, env.action_space, cfg=shared.config(SAC_DEFAULT_CONFIG, batch_size=8)
+    )
+    SequentialTrainer(env, agent, cfg={"timesteps": 6, **shared.QUIET}).train()
     jax.effects_barrier()
 
-    assert critic_inputs and target_inputs and all(inputs.shape[-1] == OBSERVATIONS for inputs in policy_inputs)
-
-    def drawn_from(inputs, name):  # every row is one of the memory's rows of `name`
-        stored = rows(memory.get_tensor_by_name(name))
-        return bool((inputs[:, None, :] == stored[None]).all(-1).any(-1).all())
-
-    assert all(drawn_from(inputs, "privileged_states") for inputs in critic_inputs)
-    assert all(drawn_from(inputs, "next_privileged_states") for inputs in target_inputs)
+    assert critic_inputs and target_inputs and all(inputs.shape[-1] == shared.OBSERVATIONS for inputs in policy_inputs)
+    assert all(shared.drawn_from(inputs, memory.get_tensor_by_name("privileged_states")) for inputs in critic_inputs)
+    assert all(
+        shared.drawn_from(inputs, memory.get_tensor_by_name("next_privileged_states")) for inputs in target_inputs
+    )
 
 
 def test_nothing_is_read_or_stored_when_no_model_asks_for_the_states():
     env_states = []
-    env = recorded_env_states(stand_in(), env_states)  # the env has a critic group
+    env = shared.recorded_env_states(stand_in(), env_states, np.asarray)  # the env has a critic group
     agent = on_policy_agent(env, PPO, PPO_DEFAULT_CONFIG, model(deterministic_model, env, "value"))
-    SequentialTrainer(env, agent, cfg={"timesteps": 3, **QUIET}).train()  # steps only (the update is torch-tested)
+    SequentialTrainer(
+        env, agent, cfg={"timesteps": 3, **shared.QUIET}
+    ).train()  # steps only (the update is torch-tested)
     assert agent.privileged_roles == () and env_states == []
     assert "privileged_states" not in agent.memory.get_tensor_names()
 

@@ -115,3 +115,17 @@ def critic_states(sampled: Mapping[str, Any], states: Any, next_states: Any) -> 
     if PRIVILEGED_STATES in sampled:
         return sampled[PRIVILEGED_STATES], sampled[NEXT_PRIVILEGED_STATES]
     return states, next_states
+
+
+def network_input_space(observation_space: Any, state_space: Any) -> Any:
+    """The space a model instantiator sizes the network's input by: the states for a model built with
+    ``state_space`` (an asymmetric value model or critic), else the observations."""
+    return observation_space if state_space is None else state_space
+
+
+def reading_states(model: Any, state_space: Any) -> Any:
+    """``model`` marked as reading the privileged states of ``state_space`` (``None``: returned as it is; a
+    description string from ``return_source`` too)."""
+    if state_space is not None and not isinstance(model, str):
+        model.state_space = state_space
+    return model

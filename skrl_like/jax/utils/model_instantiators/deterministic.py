@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any, Mapping, Union
 
+from skrl_like.core.agents.privileged import network_input_space, reading_states
 from skrl_like.core.network_definition import instantiator_definition
 from skrl_like.jax.utils.model_instantiators._builder import build_model
 
@@ -37,9 +38,5 @@ def deterministic_model(
     """
     options = {"clip_actions": clip_actions, "network": network, "output": output}
     definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
-    if state_space is None:
-        return build_model(definition, observation_space, action_space, device, return_source)
-    model = build_model(definition, state_space, action_space, device, return_source)
-    if not return_source:
-        model.state_space = state_space  # marks it as reading the privileged states (core/agents/privileged.py)
-    return model
+    space = network_input_space(observation_space, state_space)
+    return reading_states(build_model(definition, space, action_space, device, return_source), state_space)

@@ -3,6 +3,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skrl_like.core.agents.privileged import network_input_space, reading_states
 from skrl_like.core.network_definition import instantiator_definition, parse_shared_model
 from skrl_like.torch.models import Model
 from skrl_like.torch.utils.model_instantiators._builder import build_model, build_shared_model
@@ -122,12 +123,8 @@ def deterministic_model(
     """
     options = dict(clip_actions=clip_actions, network=network, output=output)
     definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
-    if state_space is None:
-        return build_model(definition, observation_space, action_space, device, return_source)
-    model = build_model(definition, state_space, action_space, device, return_source)
-    if not return_source:
-        model.state_space = state_space  # marks it as reading the privileged states (core/agents/privileged.py)
-    return model
+    space = network_input_space(observation_space, state_space)
+    return reading_states(build_model(definition, space, action_space, device, return_source), state_space)
 
 
 def categorical_model(
