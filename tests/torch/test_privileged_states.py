@@ -21,6 +21,7 @@ from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
 from skrl_like.torch.utils.runner import Runner
+from tests.host_syncs import HostSyncs
 from tests.privileged_helpers import (
     ACTIONS,
     NETWORK,
@@ -206,6 +207,23 @@ def test_a_loop_written_by_hand_must_pass_the_states_in_infos():
     infos = {"privileged_states": env.state(), "next_privileged_states": env.state()}
     agent.record_transition(*arguments, infos, 0, 4)
     assert torch.equal(agent.memory.get_tensor_by_name("privileged_states")[0], env.state())
+
+
+def test_acting_and_storing_the_states_never_syncs_with_the_host():
+    env = stand_in()
+    agent = on_policy_agent(env, PPO, PPO_DEFAULT_CONFIG, value_model(env), rollouts=8)
+    agent.init()
+    states, _ = env.reset()
+    with HostSyncs() as syncs, torch.no_grad():
+        for timestep in range(5):  # the trainer's step: env.state() before and after env.step
+            before = env.state()
+            actions = agent.act(states, timestep, 8)[0]
+            next_states, rewards, terminated, truncated, infos = env.step(actions)
+            infos = {**infos, "privileged_states": before, "next_privileged_states": env.state()}
+            step = (states, actions, rewards, next_states, terminated, truncated, infos, timestep, 8)
+            agent.record_transition(*step)
+            states = next_states
+    assert syncs.calls == []
 
 
 # -- the Runner: skrl 2.x's STATES are the privileged states, 1.4's the observations -------------------------------
