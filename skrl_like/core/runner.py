@@ -266,8 +266,8 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
 
     In a 2.x config (one with a 2.x-only key) without ``clip_predicted_values``, value clipping is on when
     ``value_clip > 0``, as in skrl 2.x. Beside ``observation_preprocessor``, 2.x's ``state_preprocessor`` is the
-    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have no separate state input
-    here, so it must be none or the observations' own.
+    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have none for the privileged
+    states (an asymmetric critic reads them as they come), so it must be none or the observations' own.
 
     :param defaults: the algorithm's default config (which keys it has, and ``value_clip``'s default).
     :raises RunnerConfigError: both spellings of one key, with different values (naming both keys and the fix).
@@ -288,8 +288,9 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
             elif not (_same_value(value, None) or _same_value(value, agent.get(key.replace("state", "observation")))):
                 raise RunnerConfigError(
                     f"agent.{key} ({value!r}) is skrl 2.x's preprocessor of privileged states, beside "
-                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have one, for the observations "
-                    f"both models read: remove agent.{key} or give it the observations' value"
+                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have none for the privileged "
+                    f"states (an asymmetric critic reads them as they come): remove agent.{key} or give it the "
+                    "observations' value"
                 )
     for key_2x, key_14 in SKRL2_RENAMES.items():
         if key_2x in agent:
