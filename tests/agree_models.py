@@ -124,9 +124,13 @@ def load_torch_weights(jax_model, role, torch_model, log_std_name="log_std_param
     return jax_model
 
 
-def record_rollout_and_update(agent, to_array, states, actions, rewards, terminated, truncated, last_states):
+def record_rollout_and_update(
+    agent, to_array, states, actions, rewards, terminated, truncated, last_states, privileged_states=None
+):
     """Record a hand-made rollout (arrays of shape (rollouts, num_envs, ...)) through ``record_transition``, the next
-    states of the last step being ``last_states``, then run the agent's update once."""
+    states of the last step being ``last_states``, then run the agent's update once. ``privileged_states`` (shape
+    ``(rollouts + 1, num_envs, size)``): the env's states before and after each step, handed in ``infos`` as the
+    trainers do for an asymmetric critic."""
     rollouts = len(states)
     agent.init(trainer_cfg={"timesteps": rollouts})
     for t in range(rollouts):
@@ -137,7 +141,12 @@ def record_rollout_and_update(agent, to_array, states, actions, rewards, termina
             next_states=to_array(states[t + 1] if t + 1 < rollouts else last_states),
             terminated=to_array(terminated[t]),
             truncated=to_array(truncated[t]),
-            infos={},
+            infos={}
+            if privileged_states is None
+            else {
+                "privileged_states": to_array(privileged_states[t]),
+                "next_privileged_states": to_array(privileged_states[t + 1]),
+            },
             timestep=t,
             timesteps=rollouts,
         )

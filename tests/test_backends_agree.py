@@ -2,6 +2,8 @@
 gives the same losses (to 1e-4) and new weights. The transitions go through ``record_transition``, so the
 log-probabilities, value estimates and truncation bootstrap the update computes are each backend's own."""
 
+import gymnasium
+import jax
 import numpy as np
 import pytest
 import torch
@@ -92,3 +94,45 @@ def test_one_ppo_update_gives_the_same_losses_and_weights_in_torch_and_jax(time_
             np.testing.assert_allclose(
                 jax_policy.state_dict.params["params"][layer][name], updated[layer][name], atol=1e-4
             )
+
+
+# -- an asymmetric actor-critic: the value model reads the env's privileged states --------------------------------
+
+PRIVILEGED = gymnasium.spaces.Box(-np.inf, np.inf, (7,))  # the critic group: another size than the observations
+ASYMMETRIC_CFG = {**CFG, "learning_epochs": 2, "clip_predicted_values": False}
+
+
+def test_one_asymmetric_ppo_update_gives_the_same_losses_and_value_weights_in_torch_and_jax():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    states = rng.normal(size=(ROLLOUTS, NUM_ENVS, 4)).astype(np.float32)
+    privileged = rng.normal(size=(ROLLOUTS + 1, NUM_ENVS, 7)).astype(np.float32)
+    actions = rng.integers(0, 3, size=(ROLLOUTS, NUM_ENVS, 1)).astype(np.float32)
+    rewards = rng.normal(size=(ROLLOUTS, NUM_ENVS, 1)).astype(np.float32)
+    terminated = rng.random((ROLLOUTS, NUM_ENVS, 1)) < 0.1
+    truncated = np.zeros((ROLLOUTS, NUM_ENVS, 1), bool)
+    last_states = rng.normal(size=(NUM_ENVS, 4)).astype(np.float32)
+
+    torch_policy, torch_value = TorchPolicy(), TorchValue(observation_space=PRIVILEGED)
+    jax_policy = load_torch_weights(JaxPolicy(), "policy", torch_policy)
+    jax_value = load_torch_weights(JaxValue(observation_space=PRIVILEGED), "value", torch_value)
+    for value in (torch_value, jax_value):
+        value.state_space = PRIVILEGED  # reads the privileged states
+    agents = (
+        TorchPPO({"policy": torch_policy, "value": torch_value}, TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"), OBSERVATIONS,
+                 ACTIONS, "cpu", cfg=dict(ASYMMETRIC_CFG)),
+        JaxPPO({"policy": jax_policy, "value": jax_value}, JaxMemory(ROLLOUTS, NUM_ENVS), OBSERVATIONS, ACTIONS,
+               cfg=dict(ASYMMETRIC_CFG)),
+    )  # fmt: skip
+    for agent, to_array in zip(agents, (torch.from_numpy, np.asarray)):
+        assert agent.privileged_roles == ("value",)
+        record_rollout_and_update(
+            agent, to_array, states, actions, rewards, terminated, truncated, last_states, privileged
+        )
+
+    torch_losses, jax_losses = (
+        [float(agent.tracking_data[f"Loss / {name} loss"][0]) for name in ("Policy", "Value")] for agent in agents
+    )
+    assert jax_losses == pytest.approx(torch_losses, abs=1e-4)
+    pairs = zip(*(jax.tree_util.tree_leaves(p) for p in (jax_value.state_dict.params, flax_params(torch_value))))
+    assert all(np.allclose(jax_leaf, torch_leaf, atol=1e-4) for jax_leaf, torch_leaf in pairs)

@@ -14,6 +14,7 @@ them, the ``Runner`` (which is given a wrapped env) ignores them.
 import copy
 import importlib
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Dict, Optional, Tuple
 
@@ -211,6 +212,34 @@ SKRL2_RENAMES = {
 SKRL2_KEYS = (*SKRL2_RENAMES, "style_reward_scale")
 
 
+def is_skrl2_config(agent: Mapping[str, Any]) -> bool:
+    """Whether an ``agent`` section is written with skrl 2.x's key names (one key only 2.x has): its models' ``STATES``
+    input then means the environment's privileged states, as in skrl 2.x, not the observations."""
+    return any(key in agent for key in SKRL2_KEYS)
+
+
+_STATES_TOKEN = re.compile(r"\bSTATES\b")
+
+
+def reads_privileged_states(role_cfg: Mapping[str, Any], where: str) -> bool:
+    """Whether a model section of a skrl 2.x config reads the env's privileged states: a network input names
+    ``STATES`` (skrl 2.x's states); ``OBSERVATIONS`` are the observations.
+
+    :raises RunnerConfigError: the model reads both (it reads either here: a value model or critic on the states).
+    """
+    inputs = [
+        str(container.get("input", "")) for container in role_cfg.get("network") or [] if isinstance(container, Mapping)
+    ]
+    states = any(_STATES_TOKEN.search(text) for text in inputs)
+    if states and any("OBSERVATIONS" in text for text in inputs):
+        raise RunnerConfigError(
+            f"{where}.network reads both OBSERVATIONS and STATES (skrl 2.x's privileged states): a model reads either "
+            "here (an asymmetric value model or critic reads the states alone): use STATES only (an Isaac Lab "
+            "critic group usually holds the policy's observations too) or OBSERVATIONS only"
+        )
+    return states
+
+
 def _same_value(first: Any, second: Any) -> bool:
     """Whether two spellings' values mean the same (``null`` and ``{}`` kwargs, a class name's case and ``_``)."""
     if first in (None, {}) and second in (None, {}):
@@ -237,8 +266,8 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
 
     In a 2.x config (one with a 2.x-only key) without ``clip_predicted_values``, value clipping is on when
     ``value_clip > 0``, as in skrl 2.x. Beside ``observation_preprocessor``, 2.x's ``state_preprocessor`` is the
-    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have no separate state input
-    here, so it must be none or the observations' own.
+    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have none for the privileged
+    states (an asymmetric critic reads them as they come), so it must be none or the observations' own.
 
     :param defaults: the algorithm's default config (which keys it has, and ``value_clip``'s default).
     :raises RunnerConfigError: both spellings of one key, with different values (naming both keys and the fix).
@@ -259,8 +288,9 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
             elif not (_same_value(value, None) or _same_value(value, agent.get(key.replace("state", "observation")))):
                 raise RunnerConfigError(
                     f"agent.{key} ({value!r}) is skrl 2.x's preprocessor of privileged states, beside "
-                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have one, for the observations "
-                    f"both models read: remove agent.{key} or give it the observations' value"
+                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have none for the privileged "
+                    f"states (an asymmetric critic reads them as they come): remove agent.{key} or give it the "
+                    "observations' value"
                 )
     for key_2x, key_14 in SKRL2_RENAMES.items():
         if key_2x in agent:
@@ -393,6 +423,8 @@ class RunnerCore:
         self._cfg["agent"] = {"rewards_shaper": None, **self._cfg["agent"]}
         self._class_name = AGENTS[component_key(self._cfg["agent"]["class"])][1]
         self._component(AGENTS, self._cfg["agent"]["class"], "agent", "agent.class")  # available in this backend?
+        # in a skrl 2.x config, a model's STATES input is the env's privileged states (1.4: the observations)
+        self._states_are_privileged = is_skrl2_config(self._cfg["agent"])
         self._cfg["agent"] = translate_skrl2_keys(self._cfg["agent"], self._default_agent_config())
         self._models = self._generate_models(env, copy.deepcopy(self._cfg))
         self._agent = self._generate_agent(env, copy.deepcopy(self._cfg), self._models)
@@ -514,6 +546,17 @@ class RunnerCore:
                         f"models.separate: False shares one model between exactly two roles, got {len(roles)} "
                         f"({', '.join(roles)}): set separate: True"
                     )
+                privileged = [
+                    role
+                    for role, role_cfg in roles.items()
+                    if self._states_are_privileged and reads_privileged_states(role_cfg, f"models.{role}")
+                ]
+                if privileged:
+                    raise RunnerConfigError(
+                        f"models.{privileged[0]} reads STATES, which in a skrl 2.x config are the env's privileged "
+                        "states, but models.separate: False shares one model between the policy (which reads the "
+                        "observations) and the value model: set separate: True for an asymmetric actor-critic"
+                    )
                 model = self._shared_model(env, uid, roles)
                 models[uid] = {role: model for role in roles}
             else:
@@ -532,6 +575,8 @@ class RunnerCore:
                             space = observation_space
                     if instantiator.__name__ == "tabular_model":
                         role_cfg.setdefault("num_envs", env.num_envs)
+                    if self._states_are_privileged and reads_privileged_states(role_cfg, f"models.{role}"):
+                        role_cfg["state_space"] = self._privileged_state_space(instantiator, state_space, role)
                     try:
                         models[uid][role] = instantiator(
                             observation_space=space, action_space=action_space, device=env.device, **role_cfg
@@ -541,6 +586,21 @@ class RunnerCore:
             for role, model in models[uid].items():
                 model.init_state_dict(role)
         return models
+
+    @staticmethod
+    def _privileged_state_space(instantiator: Any, state_space: Any, role: str) -> Any:
+        """The env's state space for a model of a skrl 2.x config that reads ``STATES``, checked."""
+        if instantiator.__name__ != "deterministic_model":
+            raise RunnerConfigError(
+                f"models.{role} reads STATES, which in a skrl 2.x config are the env's privileged states; only value "
+                "models and critics (DeterministicMixin) read them: give it OBSERVATIONS"
+            )
+        if state_space is None:
+            raise RunnerConfigError(
+                f"models.{role} reads STATES, which in a skrl 2.x config are the env's privileged states, but the env "
+                "has no state space (an Isaac Lab env has one with a 'critic' observation group): give it OBSERVATIONS"
+            )
+        return state_space
 
     def _memory(self, env: Any, section: Mapping[str, Any], where: str, rollouts: Any) -> Any:
         section = dict(section)

@@ -20,18 +20,23 @@ from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, T
 import tqdm
 
 from skrl_like import logger
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES, with_privileged_states
 from skrl_like.core.config import merge_config
 from skrl_like.core.evaluation import play_episodes
 from skrl_like.core.trainer_setup import TRAINER_DEFAULT_CONFIG, generate_equally_spaced_scopes
 from skrl_like.core.trainer_state import TrainerRunState
 
+PRIVILEGED_NAMES = (PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES)
+
 
 def _scoped_infos(infos: Any, start: int, end: int) -> Any:
     """The step's infos for the agent of environments ``start:end``: the per-environment terminal observations
-    (``infos["final_states"]``, one row per environment) cut to its scope, everything else as it is."""
-    if isinstance(infos, Mapping) and infos.get("final_states") is not None:
-        return {**infos, "final_states": infos["final_states"][start:end]}
-    return infos
+    (``infos["final_states"]``, one row per environment) and privileged states cut to its scope, everything else as
+    it is."""
+    if not isinstance(infos, Mapping):
+        return infos
+    rows = [name for name in ("final_states", *PRIVILEGED_NAMES) if infos.get(name) is not None]
+    return {**infos, **{name: infos[name][start:end] for name in rows}} if rows else infos
 
 
 class TrainerCore(TrainerRunState):
@@ -142,11 +147,15 @@ class TrainerCore(TrainerRunState):
         (``observe``: see :meth:`_after_env_step`)."""
         actions = self._before_env_step(states, timestep, timesteps, evaluate)
         with self._no_grad():
+            # the env's privileged states, read only for an agent whose models ask for them (and that stores them)
+            privileged = self.env.state() if self._reads_env_states and not evaluate else None
             try:
                 next_states, rewards, terminated, truncated, infos = self.env.step(actions)
             except BaseException as error:
                 self._stop_in_env_step(error, timestep)
                 raise
+            if privileged is not None:
+                infos = with_privileged_states(infos, privileged, self.env.state())
             if not self.headless:
                 self.env.render()
         self._after_env_step(

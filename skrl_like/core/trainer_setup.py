@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from skrl_like import logger
+from skrl_like.core.agents.privileged import check_env_state_space
 from skrl_like.core.callbacks import EPISODE_HOOKS, UPDATE_HOOKS, AgentHooks, Callbacks, EpisodeHooks, make_callbacks
 from skrl_like.core.curriculum import Curriculum
 from skrl_like.core.evaluation import Evaluation
@@ -302,6 +303,8 @@ class TrainerSetup:
 
     def _check_spaces(self) -> None:
         """Each agent's spaces and memory must fit the environment and its scope."""
+        #: whether the loop reads env.state() around each training step (an agent's model asks for the states)
+        self._reads_env_states = False
         if self._is_multi_agent():
             self._check_multi_agent_spaces()
             return
@@ -318,6 +321,8 @@ class TrainerSetup:
                         f"{name} has an {kind} space of size {compute_space_size(agent_space)}, but the "
                         f"environment's has size {env_size}: create the agent with env.{kind}_space"
                     )
+            check_env_state_space(name, agent, getattr(self.env, "state_space", None))
+            self._reads_env_states |= bool(getattr(agent, "privileged_roles", ()))
             memory = getattr(agent, "memory", None)
             memory_envs = getattr(memory, "num_envs", None)
             shared = id(memory) in self._shared_memories  # its num_envs was checked against all its agents' scopes

@@ -24,6 +24,13 @@ from skrl_like.core.agents.checkpointing import _WORST_REWARD
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import check_memory_to_learn, stored_next_states
+from skrl_like.core.agents.privileged import (
+    NEXT_PRIVILEGED_STATES,
+    PRIVILEGED_STATES,
+    privileged_extras,
+    privileged_roles,
+    privileged_state_space,
+)
 from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
 from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
 from skrl_like.core.agents.transition import Transition
@@ -63,6 +70,8 @@ class AgentCore(AgentRunState):
     #: the memory is a replay sampled at random (off-policy agents), so several agents may share one (the trainers
     #: check it); a rollout memory, read whole by its agent's update, is never shared
     samples_memory_at_random = False
+    #: the roles the algorithm may feed the env's privileged states to (its value model or critics, with their targets)
+    _privileged_state_roles: Tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -93,6 +102,8 @@ class AgentCore(AgentRunState):
 
         self._place_models()
         self._broadcast_models()
+        #: the roles whose model reads the env's privileged states (core/agents/privileged.py); () for most agents
+        self.privileged_roles = privileged_roles(type(self).__name__, self.models, self._privileged_state_roles)
         self._check_model_spaces()
 
         experiment = self.cfg.get("experiment", {})
@@ -147,6 +158,8 @@ class AgentCore(AgentRunState):
             if model is None:
                 continue
             for kind, size in expected.items():
+                if kind == "observation" and role in self.privileged_roles:
+                    continue  # built on the state space: the trainer checks it against the env's
                 model_space = getattr(model, f"{kind}_space", None)
                 if size and model_space is not None and compute_space_size(model_space) != size:
                     raise ValueError(
@@ -313,7 +326,7 @@ class AgentCore(AgentRunState):
         shaper = self.cfg.get("rewards_shaper")
         if shaper is not None:
             rewards = shaper(rewards, timestep, timesteps)
-        return Transition(
+        transition = Transition(
             states=states,
             actions=actions,
             rewards=rewards,
@@ -321,6 +334,17 @@ class AgentCore(AgentRunState):
             terminated=terminated,
             truncated=truncated,
         )
+        if self.privileged_roles:
+            return transition.with_extras(**privileged_extras(type(self).__name__, infos))
+        return transition
+
+    def _create_privileged_state_tensors(self, dtype: Any) -> None:
+        """The memory tensors of the privileged states before and after each step, only when a model reads them."""
+        space = privileged_state_space(self)
+        if space is None or self.memory is None:
+            return
+        for name in (PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES):
+            self.memory.create_tensor(name=name, size=space, dtype=dtype)
 
     def _store(self, transition: Transition) -> None:
         """Add ``transition`` (its six fields and extras, by name) to the memory and to every secondary memory (none

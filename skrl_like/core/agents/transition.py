@@ -46,6 +46,12 @@ class Transition(NamedTuple):
             **self.extras,
         }
 
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any]) -> "Transition":
+        """The transition of named arrays (the six by name, the others as extras): the inverse of :meth:`fields`."""
+        extras = {name: value for name, value in fields.items() if name not in TRANSITION_NAMES}
+        return cls(*(fields[name] for name in TRANSITION_NAMES), extras=extras)
+
     def with_extras(self, **extras: Any) -> "Transition":
         """This transition with more named arrays in ``extras`` (an algorithm extending what its base stores)."""
         return self._replace(extras={**self.extras, **extras})

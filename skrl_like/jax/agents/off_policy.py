@@ -464,4 +464,9 @@ def compiled_replay_obstacles(agent: Any) -> list:
             f"{len(agent.secondary_memories)} secondary memories: the replay lives inside the compiled function; "
             "pass only one memory"
         )
+    if agent.privileged_roles:
+        obstacles.append(
+            f"the {', '.join(agent.privileged_roles)} model(s) read the env's privileged states, which the compiled "
+            "replay does not hold; train with SequentialTrainer"
+        )
     return obstacles

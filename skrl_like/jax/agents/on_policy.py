@@ -23,6 +23,7 @@ from skrl_like.core.agents.checks import (
     rollout_flag_names,
     step_flag_names,
 )
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.base import Agent
@@ -64,6 +65,7 @@ class RolloutBatch(NamedTuple):
     values: jax.Array  # the rollout's values, preprocessed like the returns
     returns: jax.Array
     advantages: jax.Array
+    privileged_states: Any = None  # the env's states an asymmetric value model reads (None: it reads the states)
 
 
 class Losses(NamedTuple):
@@ -91,6 +93,7 @@ class OnPolicyAgent(Agent):
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
     _rollout_extras: Sequence[str] = ()  # memory tensors an update reads besides the transition (MAPPO's shared states)
+    _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),
@@ -142,6 +145,9 @@ class OnPolicyAgent(Agent):
             self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=jnp.float32)
             self.memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
             self.memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+            self._create_privileged_state_tensors(jnp.float32)
+            if self.privileged_roles:  # read into the rollout's extras by _update
+                self._rollout_extras = (*self._rollout_extras, PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample_and_pack)
@@ -221,8 +227,20 @@ class OnPolicyAgent(Agent):
 
     def _rollout_value_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
         """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
-        MAPPO's centralised critic reads the shared states instead."""
+        MAPPO's centralised critic reads the shared states instead, an asymmetric value model the privileged states
+        stored beside the rollout."""
+        if self.privileged_roles:
+            stored = rollout.extras[PRIVILEGED_STATES]
+            rows = stored.reshape(-1, stored.shape[-1])
+            return self._model_inputs(jnp.concatenate([rows, rollout.extras[NEXT_PRIVILEGED_STATES][-1]]), key)
         return self._model_inputs(processed, key)
+
+    def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
+        """The value model's inputs in the loss (``inputs``: the policy's): the same by default; MAPPO's
+        centralised critic reads the mini-batch's shared states, an asymmetric value model its privileged states."""
+        if self.privileged_roles:
+            return self._model_inputs(batch.privileged_states, key)
+        return inputs
 
     def _rollout_batch(self, learner: Any, rollout: Rollout) -> Tuple[Any, RolloutBatch, jax.Array]:
         """``(learner, batch, rollout_finite)``: the rollout with log pi_old, values, GAE returns and advantages,
@@ -249,6 +267,9 @@ class OnPolicyAgent(Agent):
             returns=returns.reshape(samples, 1),
             advantages=advantages.reshape(samples, 1),
         )
+        if self.privileged_roles:
+            stored = rollout.extras[PRIVILEGED_STATES]
+            batch = batch._replace(privileged_states=stored.reshape(samples, stored.shape[-1]))
         return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
 
     def _optimizer_step(self, learner: LearnerState, grads: Any, averaged: bool = False) -> LearnerState:

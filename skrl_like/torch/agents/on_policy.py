@@ -18,6 +18,7 @@ from skrl_like.core.agents.checks import (
     rollout_flag_names,
     step_flag_names,
 )
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, compute_gae, unique_parameters
@@ -38,6 +39,8 @@ class OnPolicyAgent(Agent):
     """An agent with a ``"policy"`` and a ``"value"`` model that learns from one rollout of ``cfg["rollouts"]``
     steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__`` and :meth:`_rollout_batch` at the
     start of ``_update``."""
+
+    _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
 
     def _setup_on_policy(self) -> None:
         """Check and register the two models; the rollout schedule and the state/value preprocessors."""
@@ -77,6 +80,7 @@ class OnPolicyAgent(Agent):
             self.memory.create_tensor(name="next_states", size=self.observation_space, dtype=torch.float32)
             self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
             self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
+            self._create_privileged_state_tensors(torch.float32)
 
     def _model_inputs(self, states: torch.Tensor) -> dict:
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
@@ -84,13 +88,26 @@ class OnPolicyAgent(Agent):
 
     def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
         """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
-        MAPPO's centralised critic reads the shared states instead."""
+        MAPPO's centralised critic reads the shared states instead, an asymmetric value model the privileged states
+        stored beside the rollout."""
+        if self.privileged_roles:
+            rows = self._privileged_rows()
+            last = self.memory.get_tensor_by_name(NEXT_PRIVILEGED_STATES)[-1]
+            return self._model_inputs(torch.cat([rows, last]))
         return self._model_inputs(processed)
 
     def _value_inputs(self, inputs: dict, batch: slice, epoch: int) -> dict:
         """The value model's inputs in the update for mini-batch ``batch`` (``inputs``: the policy's): the same
-        by default; MAPPO's centralised critic reads the mini-batch's shared states."""
+        by default; MAPPO's centralised critic reads the mini-batch's shared states, an asymmetric value model the
+        mini-batch's privileged states."""
+        if self.privileged_roles:
+            return self._model_inputs(self._privileged_rows()[batch])
         return inputs
+
+    def _privileged_rows(self) -> torch.Tensor:
+        """The rollout's privileged states, one row per sample (time-major, as :class:`RolloutBatch`): a view."""
+        stored = self.memory.get_tensor_by_name(PRIVILEGED_STATES)
+        return stored.reshape(-1, stored.shape[-1])
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, torch.Tensor, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,

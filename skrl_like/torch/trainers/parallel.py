@@ -77,6 +77,11 @@ class ParallelTrainer(Trainer):
                 "its agents run in processes of their own; use SequentialTrainer for these hooks, or a ParallelTrainer "
                 "with one agent (which runs in the main process)"
             )
+            if self._reads_env_states:
+                raise ValueError(
+                    "ParallelTrainer: an agent's model asks for the environment's privileged states (state_space), "
+                    "which the agent processes are not sent: use SequentialTrainer, or a ParallelTrainer with one agent"
+                )
         # a spawn context, not set_start_method("spawn", force=True): the program's own start method is left alone
         self._context = mp.get_context("spawn")
         # the agent processes' states gathered at the last save point or the end of the last train() (several agents)

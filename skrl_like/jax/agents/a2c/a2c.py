@@ -103,7 +103,9 @@ class A2C(OnPolicyAgent):
             entropy_loss = jnp.zeros(())
 
         # value regression on the GAE returns (A2C has no value_loss_scale)
-        predicted_values, _, _ = self.value.act(inputs, role="value", params=trainable.value)
+        predicted_values, _, _ = self.value.act(
+            self._value_inputs(inputs, batch, key), role="value", params=trainable.value
+        )
         value_loss = jnp.mean((batch.returns - predicted_values) ** 2)
 
         total = policy_loss + entropy_loss + value_loss

@@ -55,6 +55,7 @@ class DDPG(TD3):
     learner_type = LearnerState
     default_config = DDPG_DEFAULT_CONFIG
     critic_roles = ("critic",)
+    _privileged_state_roles = ("critic", "target_critic")
     delayed_policy = False
     compiled_fixed_keys = REPLAY_FIXED_KEYS + ("grad_norm_clip",)
     _checked_roles = ("critic", "policy")

@@ -27,6 +27,7 @@ from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, default_target_entropy
+from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
@@ -112,6 +113,7 @@ class SAC(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _privileged_state_roles = neutral.ROLES[1:]  # asymmetric critics: the critics and their targets
     learner_type = LearnerState
     learning_rate_fields = {
         "actor_learning_rate": "actor_learning_rate",
@@ -171,6 +173,7 @@ class SAC(Agent):
         super().init(trainer_cfg)
         self.set_mode("eval")
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
+        self._create_privileged_state_tensors(jnp.float32)
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample_actions)
@@ -204,28 +207,40 @@ class SAC(Agent):
 
     # -- learning: small pure updates, composed by _gradient_step ------------------------------------------------
 
-    def _soft_targets(self, learner: LearnerState, batch: Transition, next_states: Any, alpha: Any, key: Any) -> Any:
-        """Soft TD targets: a fresh next action from the current policy, the smaller target Q, minus alpha log pi."""
+    def _soft_targets(
+        self,
+        learner: LearnerState,
+        batch: Transition,
+        next_states: Any,
+        next_states_for_critics: Any,
+        alpha: Any,
+        key: Any,
+    ) -> Any:
+        """Soft TD targets: a fresh next action from the current policy, the smaller target Q (on
+        ``next_states_for_critics``), minus alpha log pi."""
         next_actions, next_log_prob, _ = self.policy.act(
             {"states": next_states, "key": key}, role="policy", params=learner.policy
         )
         targets = [getattr(learner, role) for role in TARGET_CRITICS]
-        target_q1, target_q2 = q_values(self.models, TARGET_CRITICS, targets, next_states, next_actions)
+        target_q1, target_q2 = q_values(self.models, TARGET_CRITICS, targets, next_states_for_critics, next_actions)
         next_values = jnp.minimum(target_q1, target_q2) - alpha * next_log_prob
         return jax.lax.stop_gradient(
             td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
         )
 
-    def _policy_loss(self, policy_params: Any, learner: LearnerState, states: Any, alpha: Any, key: Any) -> tuple:
-        """``mean(alpha * log pi(a~|s) - min(Q1, Q2)(s, a~))`` with reparameterised ``a~`` (pure): ``(loss, aux)``."""
+    def _policy_loss(
+        self, policy_params: Any, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any
+    ) -> tuple:
+        """``mean(alpha * log pi(a~|s) - min(Q1, Q2)(s, a~))`` with reparameterised ``a~`` (pure): ``(loss, aux)``; the
+        critics read ``states_for_critics`` (the privileged states of asymmetric critics, else ``states``)."""
         actions, log_prob, _ = self.policy.act({"states": states, "key": key}, role="policy", params=policy_params)
-        q1, q2 = q_values(self.models, CRITICS, [learner.critic_1, learner.critic_2], states, actions)
+        q1, q2 = q_values(self.models, CRITICS, [learner.critic_1, learner.critic_2], states_for_critics, actions)
         return jnp.mean(alpha * log_prob - jnp.minimum(q1, q2)), (log_prob, q1, q2)
 
-    def update_actor(self, learner: LearnerState, states: Any, alpha: Any, key: Any) -> tuple:
+    def update_actor(self, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any) -> tuple:
         """The policy's Adam step, scored by the (just stepped) critics: ``(learner, loss, (log_prob, Q1, Q2))``."""
         (loss, aux), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
-            learner.policy, learner, states, alpha, key
+            learner.policy, learner, states, states_for_critics, alpha, key
         )
         optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.actor_learning_rate)
         return learner._replace(policy=policy, policy_optimizer=optimizer), loss, aux
@@ -251,10 +266,17 @@ class SAC(Agent):
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
 
-        target_values = self._soft_targets(learner, batch, next_states, alpha, next_key)
+        # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
+        states_for_critics, next_states_for_critics = critic_states(batch.extras, states, next_states)
+
+        target_values = self._soft_targets(learner, batch, next_states, next_states_for_critics, alpha, next_key)
         # each critic with its own gradient; the loss reported is the mean of both MSEs [compat]
-        learner, critic_loss, _ = update_critics(self.models, learner, CRITICS, states, batch.actions, target_values)
-        learner, policy_loss, (log_prob, q1, q2) = self.update_actor(learner, states, alpha, actor_key)
+        learner, critic_loss, _ = update_critics(
+            self.models, learner, CRITICS, states_for_critics, batch.actions, target_values
+        )
+        learner, policy_loss, (log_prob, q1, q2) = self.update_actor(
+            learner, states, states_for_critics, alpha, actor_key
+        )
         entropy_loss = jnp.zeros(())
         if cfg["learn_entropy"]:
             learner, entropy_loss = self.update_alpha(learner, log_prob)
@@ -289,8 +311,9 @@ class SAC(Agent):
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
-        batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
-        inputs = (batches, np.int32(timestep))
+        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
+        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
+        inputs = (Transition.from_fields(dict(zip(names, drawn))), np.int32(timestep))
         if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
             inputs = jax.device_put(inputs)
         learner, packed = self._update_fn(self.gather_learner(), *inputs)

@@ -31,6 +31,7 @@ from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
@@ -123,6 +124,8 @@ class TD3(Agent):
     # what makes TD3 TD3 (DDPG sets one critic, no delay and no smoothing)
     default_config: Mapping[str, Any] = TD3_DEFAULT_CONFIG
     critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
+    #: the roles that may read the env's privileged states (asymmetric critics): the critics and their targets
+    _privileged_state_roles: Tuple[str, ...] = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
     delayed_policy = True  # the policy step is a lax.cond on the critic-step count (DDPG: at every step)
 
     def __init__(
@@ -173,6 +176,7 @@ class TD3(Agent):
         # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
         self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.float32)
+        self._create_privileged_state_tensors(jnp.float32)
         with jax.default_device(self.device):
             self.clip_actions_min = jnp.asarray(self.action_space.low, dtype=jnp.float32).reshape(-1)
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
@@ -217,8 +221,11 @@ class TD3(Agent):
 
     # -- learning: small pure updates, composed by _gradient_step ------------------------------------------------
 
-    def _target_values(self, learner: LearnerState, batch: Transition, next_states: jax.Array) -> jax.Array:
-        """TD targets: the smallest target critic at the (smoothed) target policy's action."""
+    def _target_values(
+        self, learner: LearnerState, batch: Transition, next_states: jax.Array, next_states_for_critics: jax.Array
+    ) -> jax.Array:
+        """TD targets: the smallest target critic (on ``next_states_for_critics``) at the (smoothed) target policy's
+        action (on ``next_states``)."""
         next_actions, _, _ = self.target_policy.act(
             {"states": next_states}, role="target_policy", params=learner.target_policy
         )
@@ -231,7 +238,8 @@ class TD3(Agent):
         )
         targets = [getattr(learner, role) for role in self.target_critic_roles]
         next_values = functools.reduce(
-            jnp.minimum, q_values(self.models, self.target_critic_roles, targets, next_states, next_actions)
+            jnp.minimum,
+            q_values(self.models, self.target_critic_roles, targets, next_states_for_critics, next_actions),
         )
         return td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
 
@@ -240,16 +248,21 @@ class TD3(Agent):
         learner, loss, values = update_critics(self.models, learner, self.critic_roles, states, actions, target_values)
         return learner._replace(critic_updates=learner.critic_updates + 1), loss, values
 
-    def _policy_loss(self, policy_params: Any, critic_params: Any, states: jax.Array) -> tuple:
-        """``-mean Q1(s, pi(s))`` (pure): ``(loss, Q1)``."""
+    def _policy_loss(
+        self, policy_params: Any, critic_params: Any, states: jax.Array, states_for_critics: jax.Array
+    ) -> tuple:
+        """``-mean Q1(s, pi(s))`` (pure): ``(loss, Q1)``; the critic reads ``states_for_critics`` (the privileged
+        states of an asymmetric critic, else ``states``)."""
         actions, _, _ = self.policy.act({"states": states}, role="policy", params=policy_params)
-        (values,) = q_values(self.models, self.critic_roles[:1], (critic_params,), states, actions)
+        (values,) = q_values(self.models, self.critic_roles[:1], (critic_params,), states_for_critics, actions)
         return -jnp.mean(values), values
 
-    def update_actor(self, learner: LearnerState, states: jax.Array) -> tuple:
+    def update_actor(self, learner: LearnerState, states: jax.Array, states_for_critics: jax.Array) -> tuple:
         """One Adam step of the policy on the first critic's value of its actions: ``(learner, loss, values)``."""
         critic = getattr(learner, self.critic_roles[0])
-        (loss, values), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(learner.policy, critic, states)
+        (loss, values), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
+            learner.policy, critic, states, states_for_critics
+        )
         optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.policy_learning_rate)
         return learner._replace(policy=policy, policy_optimizer=optimizer), loss, values
 
@@ -263,12 +276,16 @@ class TD3(Agent):
         # the state statistics are updated twice, with the states and the next states [compat]
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
-        target_values = self._target_values(learner, batch, next_states)
-        learner, critic_loss, critic_values = self.update_critic(learner, states, batch.actions, target_values)
+        # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
+        states_for_critics, next_states_for_critics = critic_states(batch.extras, states, next_states)
+        target_values = self._target_values(learner, batch, next_states, next_states_for_critics)
+        learner, critic_loss, critic_values = self.update_critic(
+            learner, states_for_critics, batch.actions, target_values
+        )
         learner = learner._replace(state_preprocessor=statistics)
 
         def actor_and_targets(learner: LearnerState) -> tuple:
-            learner, policy_loss, policy_values = self.update_actor(learner, states)
+            learner, policy_loss, policy_values = self.update_actor(learner, states, states_for_critics)
             return self.update_targets(learner), policy_loss, max_min_mean(policy_values)
 
         def skipped(learner: LearnerState) -> tuple:
@@ -316,7 +333,9 @@ class TD3(Agent):
         """``gradient_steps`` fresh batches and their smoothing noise, drawn on the host: one ``(batch_size,
         action_size)`` sample of the noise per gradient step, as torch draws it."""
         cfg = self.cfg
-        batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
+        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
+        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
+        batches = Transition.from_fields(dict(zip(names, drawn)))
         noise = cfg.get("smooth_regularization_noise")
         if noise is None:
             return batches

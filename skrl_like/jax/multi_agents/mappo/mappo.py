@@ -88,7 +88,7 @@ class SharedCriticPPO(PPO):
         learner, batch, rollout_finite = super()._rollout_batch(learner, rollout)
         shared = rollout.extras["shared_states"]
         shared = shared.reshape(-1, shared.shape[-1])
-        return learner, SharedRolloutBatch(*batch, shared_states=shared), rollout_finite
+        return learner, SharedRolloutBatch(*batch[:6], shared_states=shared), rollout_finite
 
     def _preprocess_mini_batch(self, learner: Any, batch: SharedRolloutBatch, train: Any) -> Tuple[Any, Any]:
         # the shared-state statistics are updated in the first epoch only, as the states'

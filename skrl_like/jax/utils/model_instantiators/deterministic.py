@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any, Mapping, Union
 
+from skrl_like.core.agents.privileged import network_input_space, reading_states
 from skrl_like.core.network_definition import instantiator_definition
 from skrl_like.jax.utils.model_instantiators._builder import build_model
 
@@ -16,6 +17,7 @@ def deterministic_model(
     output: Union[str, Sequence[str]] = "",
     return_source: bool = False,
     *args: Any,
+    state_space: Any = None,
     **kwargs: Any,
 ) -> Any:
     """Build a deterministic model (``DeterministicModel``: values, Q-functions, deterministic policies).
@@ -27,9 +29,14 @@ def deterministic_model(
     :param network: list of containers (``name``, ``input``, ``layers``, ``activations``).
     :param output: output expression, e.g. ``"ONE"`` for a value function.
     :param return_source: return a readable description of the model instead of an instance.
+    :param state_space: the environment's state space (``env.state_space``), for a value model or critic of an
+        asymmetric actor-critic: the model is built on the privileged states instead of the observations (its
+        ``STATES``/``OBSERVATIONS`` input is the states) and the agent feeds it ``env.state()``. ``None``: the
+        observations, as in skrl 1.4.
     :param kwargs: pre-1.3 parameters (``input_shape``, ``hiddens``, ...), used when ``network`` is empty.
     :return: the model (call ``init_state_dict(role)`` before using it), or its description.
     """
     options = {"clip_actions": clip_actions, "network": network, "output": output}
     definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
-    return build_model(definition, observation_space, action_space, device, return_source)
+    space = network_input_space(observation_space, state_space)
+    return reading_states(build_model(definition, space, action_space, device, return_source), state_space)

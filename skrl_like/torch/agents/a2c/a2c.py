@@ -82,7 +82,7 @@ class A2C(OnPolicyAgent):
                     entropy_loss = torch.zeros((), device=self.device)
 
                 # value regression on the GAE returns (A2C has no value_loss_scale)
-                predicted_values, _, _ = self.value.act(inputs, role="value")
+                predicted_values, _, _ = self.value.act(self._value_inputs(inputs, batch, 0), role="value")
                 value_loss = F.mse_loss(returns[batch], predicted_values.float())
 
                 loss = policy_loss + entropy_loss + value_loss

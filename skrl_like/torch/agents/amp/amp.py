@@ -113,6 +113,8 @@ class AMP(OnPolicyAgent):
         :meth:`pre_interaction`, e.g. to read an environment's own observation buffer).
     """
 
+    _privileged_state_roles = ()  # its value model reads the observations (next values included): refused clearly
+
     def __init__(
         self,
         models: Mapping[str, Any],

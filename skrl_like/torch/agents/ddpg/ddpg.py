@@ -42,6 +42,7 @@ class DDPG(TD3):
     _name = "DDPG"
     _default_config = DDPG_DEFAULT_CONFIG
     _critic_roles = ("critic",)
+    _privileged_state_roles = ("critic", "target_critic")
     _checked_roles = ("critic", "policy")
     _tracks_policy_q_values = True  # skrl's DDPG tracks Q(s, mu(s)) as Q1 [compat]
 

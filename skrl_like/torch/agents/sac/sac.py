@@ -22,6 +22,7 @@ from skrl_like.core.agents.off_policy import (
     check_batch_size,
     default_target_entropy,
 )
+from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
@@ -58,6 +59,7 @@ class SAC(Agent):
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
+    _privileged_state_roles = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")  # asymmetric critics
     _learning_rates = {
         "actor_learning_rate": ("policy_optimizer", "policy_scheduler"),
         "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
@@ -128,6 +130,7 @@ class SAC(Agent):
         super().init(trainer_cfg)
         self.set_mode("eval")
         create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
+        self._create_privileged_state_tensors(torch.float32)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """Sample actions from the policy (uniformly at random before ``random_timesteps``)."""
@@ -143,26 +146,31 @@ class SAC(Agent):
         learn_entropy = cfg["learn_entropy"]
         flags = []
         for _ in range(cfg["gradient_steps"]):
-            states, actions, rewards, next_states, terminated, truncated = sample_batch(
-                self.memory, _BATCH, cfg["batch_size"]
+            privileged = privileged_names(self)
+            states, actions, rewards, next_states, terminated, truncated, *sampled = sample_batch(
+                self.memory, (*_BATCH, *privileged), cfg["batch_size"]
             )
             alpha = self._entropy_coefficient
             with self._autocast():
                 # the statistics see both the states and the next states (skrl's order)
                 states = self._state_preprocessor(states, train=True)
                 next_states = self._state_preprocessor(next_states, train=True)
+                # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
+                states_for_critics, next_states_for_critics = critic_states(
+                    dict(zip(privileged, sampled)), states, next_states
+                )
 
                 # soft TD target: a fresh next action from the current policy, the smaller target Q, minus alpha log pi
                 with torch.no_grad():
                     next_actions, next_log_prob, _ = self.policy.act({"states": next_states}, role="policy")
-                    inputs = {"states": next_states, "taken_actions": next_actions}
+                    inputs = {"states": next_states_for_critics, "taken_actions": next_actions}
                     target_q1, _, _ = self.target_critic_1.act(inputs, role="target_critic_1")
                     target_q2, _, _ = self.target_critic_2.act(inputs, role="target_critic_2")
                     next_values = torch.min(target_q1, target_q2) - alpha * next_log_prob
                     target_values = td_targets(rewards, terminated, next_values, cfg["discount_factor"])
 
                 # critic loss: the mean of both critics' MSEs [compat]
-                inputs = {"states": states, "taken_actions": actions}
+                inputs = {"states": states_for_critics, "taken_actions": actions}
                 critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
                 critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
                 critic_loss = (
@@ -181,7 +189,7 @@ class SAC(Agent):
             # policy loss: reparameterised actions, scored by the freshly stepped critics
             with self._autocast(), scoring_only(self._critic_parameters):
                 sampled_actions, log_prob, _ = self.policy.act({"states": states}, role="policy")
-                inputs = {"states": states, "taken_actions": sampled_actions}
+                inputs = {"states": states_for_critics, "taken_actions": sampled_actions}
                 critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
                 critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
                 policy_loss = (alpha * log_prob - torch.min(critic_1_values, critic_2_values)).float().mean()

@@ -22,6 +22,7 @@ from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import check_config, with_backend_keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
@@ -76,6 +77,8 @@ class TD3(Agent):
     #: the online critics (each with a ``target_<role>``): the TD target bootstraps from the smallest target value,
     #: the critic loss sums their errors, the policy climbs the first one
     _critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
+    #: the roles that may read the env's privileged states (asymmetric critics): the critics and their targets
+    _privileged_state_roles: Tuple[str, ...] = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
     #: the models whose non-finite parameters a failed update check names, in that order
     _checked_roles: Tuple[str, ...] = ("policy", "critic_1", "critic_2")
     #: track as ``Q1`` the first critic's values of the policy's actions (those of the policy loss) instead of each
@@ -147,6 +150,7 @@ class TD3(Agent):
         # the decay length is fixed now; resuming restores it (run state) instead of taking the new total
         self._noise_decay_timesteps = noise_decay_timesteps(self.cfg["exploration"], trainer_cfg)
         create_replay_tensors(self.memory, self.observation_space, self.action_space, torch.float32)
+        self._create_privileged_state_tensors(torch.float32)
         self.clip_actions_min = torch.tensor(self.action_space.low, device=self.device, dtype=torch.float32).reshape(-1)
         self.clip_actions_max = torch.tensor(self.action_space.high, device=self.device, dtype=torch.float32).reshape(
             -1
@@ -183,13 +187,18 @@ class TD3(Agent):
         critic_roles, first_critic = self._critic_roles, self.models[self._critic_roles[0]]
         flags = []  # per gradient step: the finite flags of neutral.STEP_QUANTITIES and of the parameters
         for _ in range(cfg["gradient_steps"]):
-            batch = sample_batch(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"])
-            sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch
+            privileged = privileged_names(self)
+            batch = sample_batch(self.memory, (*neutral.TENSOR_NAMES, *privileged), cfg["batch_size"])
+            sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch[:6]
 
             with self._autocast():
                 # the state statistics are updated twice, with the states and the next states [compat]
                 states = self._state_preprocessor(sampled_states, train=True)
                 next_states = self._state_preprocessor(sampled_next_states, train=True)
+                # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
+                states_for_critics, next_states_for_critics = critic_states(
+                    dict(zip(privileged, batch[6:])), states, next_states
+                )
 
                 # TD targets: the smallest target critic, at the (smoothed) target policy's action
                 with torch.no_grad():
@@ -197,7 +206,7 @@ class TD3(Agent):
                     next_actions = smoothed_target_actions(
                         next_actions, smoothing_noise, smoothing_clip, self.clip_actions_min, self.clip_actions_max
                     )
-                    next_inputs = {"states": next_states, "taken_actions": next_actions}
+                    next_inputs = {"states": next_states_for_critics, "taken_actions": next_actions}
                     target_q_values = [
                         self.models[f"target_{role}"].act(next_inputs, role=f"target_{role}")[0]
                         for role in critic_roles
@@ -206,7 +215,7 @@ class TD3(Agent):
                     target_values = td_targets(sampled_rewards, terminated, next_values, cfg["discount_factor"])
 
                 # critic loss: the SUM of the critics' squared errors [compat]
-                inputs = {"states": states, "taken_actions": sampled_actions}
+                inputs = {"states": states_for_critics, "taken_actions": sampled_actions}
                 critic_values = [self.models[role].act(inputs, role=role)[0] for role in critic_roles]
                 critic_loss = sum(F.mse_loss(values.float(), target_values) for values in critic_values)
 
@@ -227,7 +236,7 @@ class TD3(Agent):
                 with self._autocast(), scoring_only(self._critic_parameters):
                     actions, _, _ = self.policy.act({"states": states}, role="policy")
                     policy_q_values, _, _ = first_critic.act(
-                        {"states": states, "taken_actions": actions}, role=critic_roles[0]
+                        {"states": states_for_critics, "taken_actions": actions}, role=critic_roles[0]
                     )
                     policy_loss = -policy_q_values.float().mean()
                 optimizer_step(

@@ -241,7 +241,7 @@ class TRPO(OnPolicyAgent):
         for epoch in range(cfg["learning_epochs"]):
             for rows in mini_batch_slices(len(batch.states), cfg["mini_batches"]):
                 inputs = self._model_inputs(self._state_preprocessor(batch.states[rows], train=not epoch))
-                predicted_values, _, _ = self.value.act(inputs, role="value")
+                predicted_values, _, _ = self.value.act(self._value_inputs(inputs, rows, epoch), role="value")
                 value_loss = cfg["value_loss_scale"] * F.mse_loss(batch.returns[rows], predicted_values)
                 optimizer_step(
                     value_loss,

@@ -22,7 +22,8 @@ IPPO_DEFAULT_CONFIG = with_backend_keys(
 
 def learner_class(algorithm: str, uid: str, base: type) -> type:
     """``base`` under the name ``<algorithm>[<uid>]``, so that a learner's messages name the agent."""
-    return type(f"{algorithm}[{uid}]", (base,), {"__module__": base.__module__})
+    # the multi-agent loop hands no privileged states: a learner's models read observations (MAPPO: the shared state)
+    return type(f"{algorithm}[{uid}]", (base,), {"__module__": base.__module__, "_privileged_state_roles": ()})
 
 
 class IPPO(MultiAgent):

@@ -3,6 +3,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skrl_like.core.agents.privileged import network_input_space, reading_states
 from skrl_like.core.network_definition import instantiator_definition, parse_shared_model
 from skrl_like.torch.models import Model
 from skrl_like.torch.utils.model_instantiators._builder import build_model, build_shared_model
@@ -102,6 +103,7 @@ def deterministic_model(
     output: str | Sequence[str] = "",
     return_source: bool = False,
     *args: Any,
+    state_space: Any = None,
     **kwargs: Any,
 ) -> Model | str:
     """Build a deterministic model (``DeterministicMixin`` + ``Model``): values, Q-functions, deterministic actors.
@@ -113,11 +115,16 @@ def deterministic_model(
     :param network: list of containers.
     :param output: output expression, e.g. ``"ONE"`` for a value function.
     :param return_source: return a readable description instead of the model.
+    :param state_space: the environment's state space (``env.state_space``), for a value model or critic of an
+        asymmetric actor-critic: the model is built on the privileged states instead of the observations (its
+        ``STATES``/``OBSERVATIONS`` input is the states) and the agent feeds it ``env.state()``. ``None``: the
+        observations, as in skrl 1.4.
     :param kwargs: legacy (pre-1.3) parameters, used when ``network`` is empty.
     """
     options = dict(clip_actions=clip_actions, network=network, output=output)
     definition = instantiator_definition("deterministic_model", "DeterministicMixin", options, args, kwargs)
-    return build_model(definition, observation_space, action_space, device, return_source)
+    space = network_input_space(observation_space, state_space)
+    return reading_states(build_model(definition, space, action_space, device, return_source), state_space)
 
 
 def categorical_model(
