@@ -24,6 +24,7 @@ from skrl_like.core.agents.checkpointing import _WORST_REWARD
 from skrl_like.core.agents.checks import policy_output_size
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import check_memory_to_learn, stored_next_states
+from skrl_like.core.agents.recurrent import check_model_kinds
 from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
 from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
 from skrl_like.core.agents.transition import Transition
@@ -63,6 +64,8 @@ class AgentCore(AgentRunState):
     #: the memory is a replay sampled at random (off-policy agents), so several agents may share one (the trainers
     #: check it); a rollout memory, read whole by its agent's update, is never shared
     samples_memory_at_random = False
+    #: the agent carries hidden states for recurrent models (the ``_RNN`` agents); others refuse recurrent models
+    takes_recurrent_models = False
 
     def __init__(
         self,
@@ -94,6 +97,7 @@ class AgentCore(AgentRunState):
         self._place_models()
         self._broadcast_models()
         self._check_model_spaces()
+        check_model_kinds(type(self).__name__, self.models, self.takes_recurrent_models)
 
         experiment = self.cfg.get("experiment", {})
         self._setup_tracking(experiment)
