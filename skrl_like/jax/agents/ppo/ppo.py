@@ -101,15 +101,10 @@ class PPO(OnPolicyAgent):
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=train)
         return learner._replace(state_preprocessor=statistics), batch._replace(states=states)
 
-    def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
-        """The value model's inputs in the loss (``inputs``: the policy's): the same by default; MAPPO's
-        centralised critic reads the mini-batch's shared states."""
-        return inputs
-
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The PPO loss of one mini-batch (pure): ``(total, aux)``; ``key`` for models that draw (RPO)."""
         cfg = self.cfg
-        inputs = self._model_inputs(batch.states, key)
+        inputs = self._update_inputs(batch, key)
         _, log_prob, outputs = self.policy.act(
             {**inputs, "taken_actions": batch.actions}, role="policy", params=trainable.policy
         )
