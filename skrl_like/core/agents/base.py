@@ -519,6 +519,11 @@ class AgentCore(AgentRunState):
                     states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
                 )
             )
+        self._advance_carried_state(terminated, truncated)
+
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """After each recorded step, training or not: what the agent carries from step to step moves on, reset where
+        an episode ended (a recurrent agent's hidden states); nothing here."""
 
     def pre_interaction(self, timestep: int, timesteps: int) -> None:
         """Called before each interaction step (no-op for most algorithms)."""

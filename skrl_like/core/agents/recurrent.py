@@ -68,12 +68,17 @@ def check_model_kinds(algorithm: str, models: Mapping[str, Any], takes_recurrent
         )
 
 
-def recurrent_roles(
-    algorithm: str, models: Mapping[str, Any], roles: Sequence[str]
-) -> Tuple[Dict[str, RecurrentSpecification], Dict[str, str]]:
-    """``(specifications, owners)``: the specification of each recurrent role among ``roles``, and for each of them
-    the role whose hidden states it reads (itself, or the first role filled by the same model). All recurrent models
-    train on sequences of one length."""
+class RecurrentRoles(NamedTuple):
+    """Which of an agent's roles are recurrent, whose hidden states each reads, and the sequences' length."""
+
+    specifications: Dict[str, RecurrentSpecification]
+    owners: Dict[str, str]  # per recurrent role: itself, or the first role filled by the same model
+    sequence_length: int
+
+
+def recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Sequence[str]) -> RecurrentRoles:
+    """The recurrent roles among ``roles`` (at least one: :func:`check_model_kinds` ran). All recurrent models train
+    on sequences of one length."""
     specifications, owners = {}, {}
     for role in roles:
         specification = recurrent_specification(models.get(role), role, algorithm)
@@ -87,7 +92,23 @@ def recurrent_roles(
             f"{algorithm}: the recurrent models train on sequences of different lengths {lengths}: the agent cuts the "
             "rollout into sequences of one length; give them the same sequence_length"
         )
-    return specifications, owners
+    return RecurrentRoles(specifications, owners, next(iter(lengths.values())))
+
+
+def carried_environments(algorithm: str, roles: RecurrentRoles, memory: Any, cfg: Mapping[str, Any]) -> int:
+    """How many environments the hidden states are carried for: the memory's (checked to hold whole sequences),
+    else the specification's ``num_envs``."""
+    if memory is None:
+        return next(iter(roles.specifications.values())).sizes[0][1]
+    check_sequences(
+        algorithm,
+        roles.sequence_length,
+        cfg["rollouts"],
+        memory.num_envs,
+        cfg.get("mini_batches", 1),
+        memory.memory_size,
+    )
+    return memory.num_envs
 
 
 def check_sequences(
@@ -125,20 +146,17 @@ class HiddenStatesCore:
     each; ``after_step[owner]`` the ones the last ``act`` returned, until :meth:`end_step` resets them where an
     episode ended and makes them current.
 
-    :param specifications: the recurrent roles' specifications (:func:`recurrent_roles`).
-    :param owners: for each recurrent role, the role whose states it reads.
-    :param num_envs: the environments the agent acts in (the specification's ``num_envs`` is replaced by it).
+    :param roles: the recurrent roles (:func:`recurrent_roles`).
+    :param num_envs: the environments the agent acts in (:func:`carried_environments`).
     """
 
-    def __init__(
-        self, specifications: Mapping[str, RecurrentSpecification], owners: Mapping[str, str], num_envs: int
-    ) -> None:
-        self.owners = dict(owners)
+    def __init__(self, roles: RecurrentRoles, num_envs: int) -> None:
+        self.owners = dict(roles.owners)
         self.num_envs = int(num_envs)
         self.shapes = {
             role: [(size[0], self.num_envs, size[2]) for size in specification.sizes]
-            for role, specification in specifications.items()
-            if owners[role] == role
+            for role, specification in roles.specifications.items()
+            if self.owners[role] == role
         }
         self.current = {role: [self._zeros(shape) for shape in shapes] for role, shapes in self.shapes.items()}
         self.after_step = dict(self.current)

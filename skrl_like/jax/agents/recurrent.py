@@ -13,8 +13,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like.core.agents.recurrent import HiddenStatesCore, check_sequences, hidden_state_names, recurrent_roles
-from skrl_like.jax.agents.on_policy import UNUSED_KEY, OnPolicyAgent, Rollout
+from skrl_like.core.agents.recurrent import (
+    HiddenStatesCore,
+    carried_environments,
+    hidden_state_names,
+    recurrent_roles,
+)
+from skrl_like.jax.agents.on_policy import UNUSED_KEY, OnPolicyAgent, Rollout, RolloutBatch
 
 #: the rollout extra holding the value model's carried hidden states at the update (its last values start there)
 _CARRIED = "carried_"
@@ -33,18 +38,12 @@ class HiddenStates(HiddenStatesCore):
         return jnp.swapaxes(state, 0, 1)
 
 
-class RecurrentRolloutBatch(NamedTuple):
-    """:class:`~skrl_like.jax.agents.on_policy.RolloutBatch`'s rows in environment-major order (row
-    ``env * rollouts + t``), with what the recurrent models read in the update."""
-
-    states: jax.Array
-    actions: jax.Array
-    log_prob: jax.Array
-    values: jax.Array
-    returns: jax.Array
-    advantages: jax.Array
-    hidden_states: Dict[str, list]  # per recurrent owner role: the stored states, rows first (rows, layers, hidden)
-    ended: jax.Array  # (rows, 1): terminated or truncated
+#: :class:`~skrl_like.jax.agents.on_policy.RolloutBatch`'s rows in environment-major order (row ``env * rollouts + t``),
+#: with what the recurrent models read in the update: ``hidden_states`` (per recurrent owner role, the stored states,
+#: rows first ``(rows, num_layers, hidden)``) and ``ended`` (``(rows, 1)``: terminated or truncated)
+RecurrentRolloutBatch = NamedTuple(
+    "RecurrentRolloutBatch", [*RolloutBatch.__annotations__.items(), ("hidden_states", dict), ("ended", jax.Array)]
+)
 
 
 def environment_major(array: jax.Array) -> jax.Array:
@@ -64,29 +63,15 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
 
     def _setup_on_policy(self, *args: Any, **kwargs: Any) -> None:
         super()._setup_on_policy(*args, **kwargs)
-        algorithm = type(self).__name__
-        self._recurrent_specifications, self._recurrent_owners = recurrent_roles(
-            algorithm, self.models, ("policy", "value")
-        )
-        self.sequence_length = next(iter(self._recurrent_specifications.values())).sequence_length
+        self._recurrent = recurrent_roles(type(self).__name__, self.models, ("policy", "value"))
+        self.sequence_length = self._recurrent.sequence_length
         self.hidden_states: Optional[HiddenStates] = None
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         """The on-policy memory, then the hidden states (zeros), their memory tensors and the jitted act."""
         super().init(trainer_cfg)
-        specification = next(iter(self._recurrent_specifications.values()))
-        num_envs = specification.sizes[0][1]
-        if self.memory is not None:
-            num_envs = self.memory.num_envs
-            check_sequences(
-                type(self).__name__,
-                self.sequence_length,
-                self.cfg["rollouts"],
-                num_envs,
-                self.cfg.get("mini_batches", 1),
-                self.memory.memory_size,
-            )
-        self.hidden_states = HiddenStates(self._recurrent_specifications, self._recurrent_owners, num_envs)
+        num_envs = carried_environments(type(self).__name__, self._recurrent, self.memory, self.cfg)
+        self.hidden_states = HiddenStates(self._recurrent, num_envs)
         stored = self.hidden_states.memory_tensors()
         if self.memory is not None:
             for name, shape in stored.items():
@@ -113,7 +98,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         inputs = self._model_inputs(processed, subkey)
 
         def carried(role: str) -> dict:
-            return {"rnn": hidden[self._recurrent_owners[role]]} if role in self._recurrent_owners else {}
+            return {"rnn": hidden[self._recurrent.owners[role]]} if role in self._recurrent.owners else {}
 
         taken = {} if taken_actions is None else {"taken_actions": taken_actions}
         actions, log_prob, outputs = self.policy.act(
@@ -157,23 +142,8 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         """The base's transition with the hidden states the step started from (``rnn_<role>_<i>``)."""
         return super().transition_to_store(*args, **kwargs).with_extras(**self.hidden_states.stored())
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Store the step (with its hidden states), then carry the new hidden states, zeroed where an episode
-        ended."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """Carry the new hidden states, zeroed where an episode ended."""
         self.hidden_states.end_step(np.logical_or(np.asarray(terminated), np.asarray(truncated)))
 
     # -- the models' inputs in the update (pure, inside the compiled update) -------------------------------------
@@ -181,13 +151,13 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _gathered_rollout(self) -> Rollout:
         """The memory's rollout with the value model's carried hidden states (where its last values start)."""
         rollout = super()._gathered_rollout()
-        if "value" not in self._recurrent_owners:
+        if "value" not in self._recurrent.owners:
             return rollout
         carried = self.hidden_states.inputs("value")
         return rollout.with_extras(**{f"{_CARRIED}{index}": state for index, state in enumerate(carried)})
 
     def _stored_rows(self, role: str, rollout: Rollout, order: Any = None) -> list:
-        owner = self._recurrent_owners[role]
+        owner = self._recurrent.owners[role]
         names = hidden_state_names(owner, len(self.hidden_states.shapes[owner]))
         stored = [rollout.extras[name] for name in names]
         if order is not None:
@@ -197,14 +167,14 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _rollout_policy_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
         """One step per row from its stored state: the numbers acting computed."""
         inputs = super()._rollout_policy_inputs(learner, rollout, processed, key)
-        if "policy" not in self._recurrent_owners:
+        if "policy" not in self._recurrent.owners:
             return inputs
         return {**inputs, "rnn": [as_hidden_states(rows) for rows in self._stored_rows("policy", rollout)]}
 
     def _rollout_value_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
         """The rollout's rows from their stored states, then the last next states from the carried states."""
         inputs = super()._rollout_value_inputs(learner, rollout, processed, key)
-        if "value" not in self._recurrent_owners:
+        if "value" not in self._recurrent.owners:
             return inputs
         stored = self._stored_rows("value", rollout)
         carried = [rollout.extras[f"{_CARRIED}{index}"] for index in range(len(stored))]
@@ -226,9 +196,9 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         return learner, RecurrentRolloutBatch(*fields, hidden_states=hidden_states, ended=ended), rollout_finite
 
     def _sequence_inputs(self, role: str, inputs: dict, batch: RecurrentRolloutBatch) -> dict:
-        if role not in self._recurrent_owners:
+        if role not in self._recurrent.owners:
             return inputs
-        states = batch.hidden_states[self._recurrent_owners[role]]
+        states = batch.hidden_states[self._recurrent.owners[role]]
         return {**inputs, "rnn": [as_hidden_states(rows) for rows in states], "terminated": batch.ended}
 
     def _update_inputs(self, batch: Any, key: Any = UNUSED_KEY) -> dict:

@@ -10,16 +10,21 @@ from typing import Any, Optional, Tuple
 
 import torch
 
-from skrl_like.core.agents.recurrent import HiddenStatesCore, check_sequences, hidden_state_names, recurrent_roles
+from skrl_like.core.agents.recurrent import (
+    HiddenStatesCore,
+    carried_environments,
+    hidden_state_names,
+    recurrent_roles,
+)
 from skrl_like.torch.agents.on_policy import OnPolicyAgent, RolloutBatch
 
 
 class HiddenStates(HiddenStatesCore):
     __doc__ = HiddenStatesCore.__doc__
 
-    def __init__(self, specifications: Any, owners: Any, num_envs: int, device: torch.device) -> None:
+    def __init__(self, roles: Any, num_envs: int, device: torch.device) -> None:
         self.device = device
-        super().__init__(specifications, owners, num_envs)
+        super().__init__(roles, num_envs)
 
     def _zeros(self, shape: Tuple[int, ...]) -> torch.Tensor:
         return torch.zeros(shape, dtype=torch.float32, device=self.device)
@@ -49,29 +54,15 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
 
     def _setup_on_policy(self) -> None:
         super()._setup_on_policy()
-        algorithm = type(self).__name__
-        self._recurrent_specifications, self._recurrent_owners = recurrent_roles(
-            algorithm, self.models, ("policy", "value")
-        )
-        self.sequence_length = next(iter(self._recurrent_specifications.values())).sequence_length
+        self._recurrent = recurrent_roles(type(self).__name__, self.models, ("policy", "value"))
+        self.sequence_length = self._recurrent.sequence_length
         self.hidden_states: Optional[HiddenStates] = None
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         """The on-policy memory, then the hidden states (zeros) and their memory tensors."""
         super().init(trainer_cfg)
-        specification = next(iter(self._recurrent_specifications.values()))
-        num_envs = specification.sizes[0][1]
-        if self.memory is not None:
-            num_envs = self.memory.num_envs
-            check_sequences(
-                type(self).__name__,
-                self.sequence_length,
-                self.cfg["rollouts"],
-                num_envs,
-                self.cfg.get("mini_batches", 1),
-                self.memory.memory_size,
-            )
-        self.hidden_states = HiddenStates(self._recurrent_specifications, self._recurrent_owners, num_envs, self.device)
+        num_envs = carried_environments(type(self).__name__, self._recurrent, self.memory, self.cfg)
+        self.hidden_states = HiddenStates(self._recurrent, num_envs, self.device)
         if self.memory is not None:
             for name, shape in self.hidden_states.memory_tensors().items():
                 self.memory.create_tensor(name=name, size=shape, dtype=torch.float32, keep_dimensions=True)
@@ -103,23 +94,8 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         """The base's transition with the hidden states the step started from (``rnn_<role>_<i>``)."""
         return super().transition_to_store(*args, **kwargs).with_extras(**self.hidden_states.stored())
 
-    def record_transition(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any,
-        terminated: Any,
-        truncated: Any,
-        infos: Any,
-        timestep: int,
-        timesteps: int,
-    ) -> None:
-        """Store the step (with its hidden states), then carry the new hidden states, zeroed where an episode
-        ended."""
-        super().record_transition(
-            states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
-        )
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """Carry the new hidden states, zeroed where an episode ended."""
         self.hidden_states.end_step(torch.logical_or(terminated, truncated))
 
     # -- the models' inputs in the update ------------------------------------------------------------------------
@@ -127,7 +103,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _stored_states(self, role: str, order: Any = None) -> list:
         """The hidden states stored for ``role`` (its owner's tensors), one row per sample: time-major, or
         environment-major with ``order=environment_major``."""
-        owner = self._recurrent_owners[role]
+        owner = self._recurrent.owners[role]
         names = hidden_state_names(owner, len(self.hidden_states.shapes[owner]))
         rows = []
         for name in names:
@@ -136,7 +112,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         return rows
 
     def _with_stored_states(self, role: str, inputs: dict, rows: Any = slice(None), order: Any = None) -> dict:
-        if role not in self._recurrent_owners:
+        if role not in self._recurrent.owners:
             return inputs
         return {**inputs, "rnn": [as_hidden_states(state[rows]) for state in self._stored_states(role, order)]}
 
@@ -147,7 +123,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
         """The rollout's rows from their stored states, then the last next states from the carried states."""
         inputs = super()._rollout_value_inputs(processed)
-        if "value" not in self._recurrent_owners:
+        if "value" not in self._recurrent.owners:
             return inputs
         carried = self.hidden_states.inputs("value")
         stored = self._stored_states("value")
@@ -161,7 +137,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
 
     def _sequence_inputs(self, role: str, inputs: dict, batch: Any) -> dict:
         """``inputs`` with the stored states of the rows ``batch`` (environment-major) and their episode ends."""
-        if role not in self._recurrent_owners:
+        if role not in self._recurrent.owners:
             return inputs
         ended = torch.logical_or(
             self.memory.get_tensor_by_name("terminated"), self.memory.get_tensor_by_name("truncated")
