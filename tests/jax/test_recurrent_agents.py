@@ -8,7 +8,10 @@ import jax
 import numpy as np
 import pytest
 
-from skrl_like.jax.agents.ppo import PPO, PPO_DEFAULT_CONFIG, PPO_RNN
+from skrl_like.jax.agents.a2c import A2C_RNN
+from skrl_like.jax.agents.ppo import PPO, PPO_RNN
+from skrl_like.jax.agents.rpo import RPO_RNN
+from skrl_like.jax.agents.trpo import TRPO_RNN
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.trainers import SequentialTrainer
@@ -127,7 +130,8 @@ def test_sequences_that_do_not_fit_the_rollout_are_refused(rollouts, mini_batche
         agent.init({"timesteps": 8})
 
 
-@pytest.mark.parametrize("agent_class", [PPO_RNN])
+@pytest.mark.slow  # each compiles an update with recurrent models (seconds on 2 busy cores)
+@pytest.mark.parametrize("agent_class", [PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN])
 def test_short_training_on_velocity_masked_pendulum(agent_class):
     class NoVelocity(gymnasium.ObservationWrapper):
         def __init__(self, env):
@@ -148,10 +152,10 @@ def test_short_training_on_velocity_masked_pendulum(agent_class):
         memory=RandomMemory(memory_size=8, num_envs=NUM_ENVS),
         observation_space=env.observation_space,
         action_space=env.action_space,
-        cfg={**PPO_DEFAULT_CONFIG, "rollouts": 8, "mini_batches": 2, "learning_epochs": 2, "experiment": NO_WRITING},
+        cfg={"rollouts": 8, "mini_batches": 2, "experiment": NO_WRITING},
     )
     before = jax.device_get(policy.state_dict.params)
-    trainer_cfg = {"timesteps": 24, "headless": True, "disable_progressbar": True}
+    trainer_cfg = {"timesteps": 16, "headless": True, "disable_progressbar": True}
     SequentialTrainer(env=env, agents=agent, cfg=trainer_cfg).train()
     after = jax.device_get(policy.state_dict.params)
     leaves = zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(after))
