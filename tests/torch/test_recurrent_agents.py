@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from skrl_like.torch.agents.ppo import PPO, PPO_DEFAULT_CONFIG, PPO_RNN
+from skrl_like.torch.agents.a2c import A2C_RNN
+from skrl_like.torch.agents.ppo import PPO, PPO_RNN
+from skrl_like.torch.agents.rpo import RPO_RNN
+from skrl_like.torch.agents.trpo import TRPO_RNN
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.trainers import SequentialTrainer
@@ -257,7 +260,7 @@ def test_hidden_sizes_that_do_not_match_the_model_are_refused_at_the_first_step(
         agent.act(torch.zeros(NUM_ENVS, 1), 0, 4)
 
 
-@pytest.mark.parametrize("agent_class", [PPO_RNN])
+@pytest.mark.parametrize("agent_class", [PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN])
 def test_short_training_on_velocity_masked_pendulum(agent_class):
     torch.manual_seed(5)
 
@@ -278,7 +281,7 @@ def test_short_training_on_velocity_masked_pendulum(agent_class):
         observation_space=env.observation_space,
         action_space=env.action_space,
         device="cpu",
-        cfg={**PPO_DEFAULT_CONFIG, "rollouts": 8, "mini_batches": 2, "experiment": NO_WRITING},
+        cfg={"rollouts": 8, "mini_batches": 2, "experiment": NO_WRITING},
     )
     before = [p.detach().clone() for p in policy.parameters()]
     SequentialTrainer(
@@ -286,3 +289,40 @@ def test_short_training_on_velocity_masked_pendulum(agent_class):
     ).train()
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
     assert all(torch.isfinite(p).all() for p in policy.parameters())
+
+
+def runner_cfg(agent_class: str, recurrent: bool = True) -> dict:
+    """An Isaac Lab 3.0-style configuration: a GRU fed by an MLP in the policy, a feedforward value model."""
+    trunk = [{"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"}]
+    if recurrent:
+        trunk.append({"name": "rnn", "input": "mlp", "type": "GRU", "layers": [8], "sequence_length": 4})
+    return {
+        "seed": 1,
+        "models": {
+            "separate": True,
+            "policy": {"class": "GaussianMixin", "network": trunk, "output": "ACTIONS"},
+            "value": {"class": "DeterministicMixin", "network": trunk[:1], "output": "ONE"},
+        },
+        "memory": {"class": "RandomMemory", "memory_size": -1},
+        "agent": {"class": agent_class, "rollouts": 8, "mini_batches": 2, "experiment": NO_WRITING},
+        "trainer": {"class": "SequentialTrainer", "timesteps": 16, "headless": True, "disable_progressbar": True},
+    }
+
+
+@pytest.mark.parametrize("agent_class", ["PPO", "PPO_RNN", "TRPO"])
+def test_the_runner_runs_a_model_with_a_recurrent_layer_as_the_recurrent_agent(agent_class):
+    from skrl_like.torch.utils.runner import Runner
+
+    env = wrap_env(gymnasium.make_vec("Pendulum-v1", num_envs=NUM_ENVS, vectorization_mode="sync"), verbose=False)
+    runner = Runner(env, runner_cfg(agent_class))
+    assert type(runner.agent).__name__ == agent_class.removesuffix("_RNN") + "_RNN"
+    runner.run("train")
+    assert runner.agent.hidden_states.current["policy"][0].shape == (1, NUM_ENVS, 8)
+
+
+def test_the_runner_refuses_a_recurrent_agent_without_a_recurrent_model():
+    from skrl_like.torch.utils.runner import Runner
+
+    env = wrap_env(gymnasium.make_vec("Pendulum-v1", num_envs=NUM_ENVS, vectorization_mode="sync"), verbose=False)
+    with pytest.raises(ValueError, match="PPO_RNN: none of the models .* use PPO for feedforward models"):
+        Runner(env, runner_cfg("PPO_RNN", recurrent=False))

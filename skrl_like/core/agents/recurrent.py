@@ -76,6 +76,16 @@ class RecurrentRoles(NamedTuple):
     sequence_length: int
 
 
+def recurrent_model_roles(algorithm: str, models: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The roles (``uid.role`` for several agents) whose model is recurrent, of ``{uid: {role: model}}``."""
+    return [
+        role if len(models) == 1 else f"{uid}.{role}"
+        for uid, roles in models.items()
+        for role, model in roles.items()
+        if recurrent_specification(model, role, algorithm) is not None
+    ]
+
+
 def recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Sequence[str]) -> RecurrentRoles:
     """The recurrent roles among ``roles`` (at least one: :func:`check_model_kinds` ran). All recurrent models train
     on sequences of one length."""
