@@ -84,41 +84,28 @@ def make_env(num_envs):
 
 def make_agent(env, cell="GRU", rollouts=1024, sequence_length=128, mini_batches=32, experiment=None):
     recurrent = {"num_envs": env.num_envs, "cell": cell, "hidden_size": 64, "sequence_length": sequence_length}
-    cfg = {
-        **PPO_DEFAULT_CONFIG,
-        "rollouts": rollouts,
-        "learning_epochs": 10,
-        "mini_batches": mini_batches,
-        "discount_factor": 0.9,
-        "lambda": 0.95,
-        "learning_rate": 1e-3,
-        "learning_rate_scheduler": KLAdaptiveLR,
-        "learning_rate_scheduler_kwargs": {"kl_threshold": 0.008},
-        "grad_norm_clip": 0.5,
-        "ratio_clip": 0.2,
-        "value_clip": 0.2,
-        "clip_predicted_values": False,
-        "entropy_loss_scale": 0.0,
-        "value_loss_scale": 0.5,
-        "state_preprocessor": RunningStandardScaler,
-        "state_preprocessor_kwargs": {"size": env.observation_space, "device": env.device},
-        "value_preprocessor": RunningStandardScaler,
-        "value_preprocessor_kwargs": {"size": 1, "device": env.device},
-        "experiment": experiment or {"directory": "runs/torch/pendulumnovel"},
-    }
+    cfg = PPO_DEFAULT_CONFIG.copy()  # ratio and value clips 0.2, grad_norm_clip 0.5, lambda 0.95, lr 1e-3 as skrl's
+    cfg.update(
+        rollouts=rollouts,
+        learning_epochs=10,
+        mini_batches=mini_batches,
+        discount_factor=0.9,
+        learning_rate_scheduler=KLAdaptiveLR,
+        learning_rate_scheduler_kwargs={"kl_threshold": 0.008},
+        value_loss_scale=0.5,
+        state_preprocessor=RunningStandardScaler,
+        state_preprocessor_kwargs={"size": env.observation_space, "device": env.device},
+        value_preprocessor=RunningStandardScaler,
+        value_preprocessor_kwargs={"size": 1, "device": env.device},
+        experiment=experiment or {"directory": "runs/torch/pendulumnovel"},
+    )
+    spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
     models = {
-        "policy": Policy(env.observation_space, env.action_space, env.device, **recurrent),
-        "value": Value(env.observation_space, env.action_space, env.device, **recurrent),
+        "policy": Policy(**spaces, device=env.device, **recurrent),
+        "value": Value(**spaces, device=env.device, **recurrent),
     }
     memory = RandomMemory(memory_size=rollouts, num_envs=env.num_envs, device=env.device)
-    return PPO_RNN(
-        models=models,
-        memory=memory,
-        cfg=cfg,
-        observation_space=env.observation_space,
-        action_space=env.action_space,
-        device=env.device,
-    )
+    return PPO_RNN(models=models, memory=memory, cfg=cfg, device=env.device, **spaces)
 
 
 def main():
@@ -133,14 +120,10 @@ def main():
     set_seed(args.seed)
     env = make_env(num_envs=4)
     agent = make_agent(env, cell=args.cell, rollouts=args.rollouts)
-    trainer = SequentialTrainer(
-        env=env, agents=agent, cfg={"timesteps": args.timesteps // env.num_envs, "headless": True}
-    )
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // 4, "headless": True})
     trainer.train()
-    returns = trainer.evaluate_episodes(num_episodes=20)
-    print(
-        f"Final evaluation (20 episodes, exploration off): mean return {np.mean(returns):.1f} +- {np.std(returns):.1f}"
-    )
+    returns = np.array(trainer.evaluate_episodes(num_episodes=20))
+    print(f"Evaluation over 20 episodes (exploration off): mean return {returns.mean():.1f} +- {returns.std():.1f}")
 
 
 if __name__ == "__main__":

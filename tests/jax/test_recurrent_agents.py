@@ -1,6 +1,6 @@
 """The JAX ``_RNN`` on-policy agents (skrl's JAX backend has none): hidden states carried per environment, zeroed at
 episode ends (terminated or truncated) and carried across rollouts otherwise (against the RNN stepped by hand in
-NumPy); the run state round trip; the errors; a short training run. One update's numbers are checked against the
+NumPy); the run state round trip; the shared checks applied; a short training run. One update's numbers are checked against the
 torch agent in tests/test_recurrent_agents_agree.py (the torch one against a hand-written reference)."""
 
 import gymnasium
@@ -106,28 +106,13 @@ def test_a_recurrent_value_model_and_lstm_states_are_carried_stored_and_restored
     np.testing.assert_array_equal(np.asarray(outputs["mean_actions"]), np.asarray(restored_outputs["mean_actions"]))
 
 
-def test_recurrent_and_feedforward_agents_refuse_the_other_kind_of_model():
+def test_the_checks_of_the_shared_half_apply():
+    """The checks are written once (core/agents/recurrent.py, tested in tests/core); the JAX agents run them."""
     recurrent = {"policy": built(RecurrentGaussianPolicy, "policy"), "value": built(LinearValue, "value")}
-    with pytest.raises(ValueError, match=r"PPO: the \['policy'\] model\(s\) are recurrent .* use PPO_RNN"):
+    with pytest.raises(ValueError, match=r"use PPO_RNN"):
         make_agent(recurrent, agent_class=PPO)
-    feedforward = {"policy": built(LinearValue, "policy"), "value": built(LinearValue, "value")}
-    with pytest.raises(ValueError, match="PPO_RNN: none of the models .* use PPO for feedforward models"):
-        make_agent(feedforward)
-
-
-@pytest.mark.parametrize(
-    "rollouts, mini_batches, message",
-    [
-        (1, 1, r"holds 1 steps per environment, fewer than one sequence of 2 steps"),
-        (3, 1, r"cfg\['rollouts'\] = 3 is not a multiple of the models' sequence_length 2"),
-        (4, 3, r"cfg\['mini_batches'\] = 3 does not split the 4 sequences"),
-    ],
-)
-def test_sequences_that_do_not_fit_the_rollout_are_refused(rollouts, mini_batches, message):
-    models = {"policy": built(RecurrentGaussianPolicy, "policy"), "value": built(LinearValue, "value")}
-    agent = make_agent(models, rollouts=rollouts, mini_batches=mini_batches)
-    with pytest.raises(ValueError, match=message):
-        agent.init({"timesteps": 8})
+    with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 3 is not a multiple of the models' sequence_length 2"):
+        make_agent(recurrent, rollouts=3).init({"timesteps": 8})
 
 
 @pytest.mark.slow  # each compiles an update with recurrent models (seconds on 2 busy cores)
