@@ -251,6 +251,13 @@ def test_sequences_that_do_not_fit_the_rollout_are_refused(rollouts, mini_batche
         agent.init({"timesteps": 8})
 
 
+def test_a_recurrent_policy_of_the_wrong_width_is_refused_when_the_agent_is_built():
+    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
+    policy.head = torch.nn.Linear(2, 3)  # 3 outputs for a 1-dimensional action space
+    with pytest.raises(ValueError, match=r"PPO_RNN: the 'policy' model .* produces 3 outputs per sample"):
+        make_agent({"policy": policy, "value": LinearValue(OBSERVATIONS, ACTIONS)})
+
+
 def test_hidden_sizes_that_do_not_match_the_model_are_refused_at_the_first_step():
     policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
     policy.hidden = 5  # the specification now declares 5 units; the layer has 2

@@ -46,6 +46,14 @@ def recurrent_specification(model: Any, role: str, algorithm: str) -> Optional[R
     return RecurrentSpecification(sequence_length, tuple(tuple(int(n) for n in size) for size in sizes))
 
 
+def zero_state_shapes(model: Any, rows: int) -> List[Tuple[int, int, int]]:
+    """The shapes of zero hidden states for one acting call of ``model`` on ``rows`` observations (none for a
+    feedforward model): what the construction checks run a recurrent model with."""
+    get = getattr(model, "get_specification", None)
+    rnn = (get() if callable(get) else {}).get("rnn") or {}
+    return [(int(size[0]), rows, int(size[2])) for size in rnn.get("sizes", [])]
+
+
 def hidden_state_names(role: str, count: int) -> List[str]:
     """The memory tensors of a role's stored hidden states (skrl's names)."""
     return [f"rnn_{role}_{index}" for index in range(count)]
