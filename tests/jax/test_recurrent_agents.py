@@ -3,7 +3,6 @@ episode ends (terminated or truncated) and carried across rollouts otherwise (ag
 NumPy); the run state round trip; the shared checks applied; a short training run. One update's numbers are checked against the
 torch agent in tests/test_recurrent_agents_agree.py (the torch one against a hand-written reference)."""
 
-import gymnasium
 import jax
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.trainers import SequentialTrainer
 from tests.jax.recurrent_models import ACTIONS, OBSERVATIONS, LinearValue, RecurrentGaussianPolicy, RecurrentValue
+from tests.recurrent_rollouts import masked_pendulum, rollout_data
 
 NUM_ENVS, ROLLOUTS = 2, 4
 NO_WRITING = {"write_interval": 0, "checkpoint_interval": 0}
@@ -52,15 +52,6 @@ def drive(agent, states, actions, rewards, terminated, truncated, last_states):
             states[t], actions[t], rewards[t], next_states, terminated[t], truncated[t], {}, t, steps
         )
         agent.post_interaction(t, steps)
-
-
-def rollout_data(steps, seed=0):
-    rng = np.random.default_rng(seed)
-    states = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    actions = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    rewards = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    flags = np.zeros((steps, NUM_ENVS, 1), dtype=bool)
-    return states, actions, rewards, flags, flags.copy(), rng.normal(size=(NUM_ENVS, 1)).astype(np.float32)
 
 
 def test_hidden_states_are_zeroed_at_episode_ends_and_carried_across_rollouts():
@@ -118,18 +109,10 @@ def test_the_checks_of_the_shared_half_apply():
 @pytest.mark.slow  # each compiles an update with recurrent models (seconds on 2 busy cores)
 @pytest.mark.parametrize("agent_class", [PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN])
 def test_short_training_on_velocity_masked_pendulum(agent_class):
-    class NoVelocity(gymnasium.ObservationWrapper):
-        def __init__(self, env):
-            super().__init__(env)
-            self.observation_space = gymnasium.spaces.Box(-1.0, 1.0, (2,))
-
-        def observation(self, observation):
-            return observation[:2]
-
     class Policy(RecurrentGaussianPolicy):
         kind, hidden, sequence_length = "GRU", 8, 4
 
-    env = wrap_env(gymnasium.vector.SyncVectorEnv([lambda: NoVelocity(gymnasium.make("Pendulum-v1"))] * NUM_ENVS))
+    env = wrap_env(masked_pendulum(NUM_ENVS))
     policy = built(Policy, "policy", env.observation_space, env.action_space)
     value = built(LinearValue, "value", env.observation_space, env.action_space)
     agent = agent_class(

@@ -17,6 +17,7 @@ from skrl_like.torch.agents.trpo import TRPO_RNN
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.trainers import SequentialTrainer
+from tests.recurrent_rollouts import masked_pendulum, rollout_data
 from tests.torch.recurrent_models import (
     ACTIONS,
     OBSERVATIONS,
@@ -60,17 +61,6 @@ def drive(agent, states, actions, rewards, terminated, truncated, last_states):
             steps,
         )
         agent.post_interaction(t, steps)
-
-
-def rollout_data(steps, seed=0):
-    rng = np.random.default_rng(seed)
-    states = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    actions = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    rewards = rng.normal(size=(steps, NUM_ENVS, 1)).astype(np.float32)
-    terminated = np.zeros((steps, NUM_ENVS, 1), dtype=bool)
-    truncated = np.zeros((steps, NUM_ENVS, 1), dtype=bool)
-    last_states = rng.normal(size=(NUM_ENVS, 1)).astype(np.float32)
-    return states, actions, rewards, terminated, truncated, last_states
 
 
 def rnn_step(params, x, h):
@@ -271,15 +261,7 @@ def test_hidden_sizes_that_do_not_match_the_model_are_refused_at_the_first_step(
 def test_short_training_on_velocity_masked_pendulum(agent_class):
     torch.manual_seed(5)
 
-    class NoVelocity(gymnasium.ObservationWrapper):
-        def __init__(self, env):
-            super().__init__(env)
-            self.observation_space = gymnasium.spaces.Box(-1.0, 1.0, (2,))
-
-        def observation(self, observation):
-            return observation[:2]
-
-    env = wrap_env(gymnasium.vector.SyncVectorEnv([lambda: NoVelocity(gymnasium.make("Pendulum-v1"))] * NUM_ENVS))
+    env = wrap_env(masked_pendulum(NUM_ENVS))
     policy = RecurrentGaussianPolicy(env.observation_space, env.action_space, kind="GRU", hidden=8, sequence_length=4)
     value = RecurrentValue(env.observation_space, env.action_space, kind="GRU", hidden=8, sequence_length=4)
     agent = agent_class(
