@@ -5,7 +5,9 @@ hidden states are carried, stored and fed by :class:`~skrl_like.jax.agents.recur
 """
 
 from skrl_like.jax.agents.recurrent import RecurrentOnPolicyAgent
-from skrl_like.jax.agents.trpo.trpo import TRPO
+from skrl_like.jax.agents.trpo.trpo import TRPO, TRPO_DEFAULT_CONFIG  # skrl's file exports the config too
+
+__all__ = ["TRPO_RNN", "TRPO_DEFAULT_CONFIG"]
 
 
 class TRPO_RNN(RecurrentOnPolicyAgent, TRPO):

@@ -4,8 +4,10 @@ The same config (``A2C_DEFAULT_CONFIG``) and constructor as :class:`~skrl_like.t
 hidden states are carried, stored and fed by :class:`~skrl_like.torch.agents.recurrent.RecurrentOnPolicyAgent`.
 """
 
-from skrl_like.torch.agents.a2c.a2c import A2C
+from skrl_like.torch.agents.a2c.a2c import A2C, A2C_DEFAULT_CONFIG  # skrl's file exports the config too
 from skrl_like.torch.agents.recurrent import RecurrentOnPolicyAgent
+
+__all__ = ["A2C_RNN", "A2C_DEFAULT_CONFIG"]
 
 
 class A2C_RNN(RecurrentOnPolicyAgent, A2C):

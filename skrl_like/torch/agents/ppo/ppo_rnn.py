@@ -4,8 +4,10 @@ The same config (``PPO_DEFAULT_CONFIG``) and constructor as :class:`~skrl_like.t
 states are carried, stored and fed by :class:`~skrl_like.torch.agents.recurrent.RecurrentOnPolicyAgent`.
 """
 
-from skrl_like.torch.agents.ppo.ppo import PPO
+from skrl_like.torch.agents.ppo.ppo import PPO, PPO_DEFAULT_CONFIG  # skrl's file exports the config too
 from skrl_like.torch.agents.recurrent import RecurrentOnPolicyAgent
+
+__all__ = ["PPO_RNN", "PPO_DEFAULT_CONFIG"]
 
 
 class PPO_RNN(RecurrentOnPolicyAgent, PPO):

@@ -5,7 +5,9 @@ hidden states are carried, stored and fed by :class:`~skrl_like.torch.agents.rec
 """
 
 from skrl_like.torch.agents.recurrent import RecurrentOnPolicyAgent
-from skrl_like.torch.agents.rpo.rpo import RPO
+from skrl_like.torch.agents.rpo.rpo import RPO, RPO_DEFAULT_CONFIG  # skrl's file exports the config too
+
+__all__ = ["RPO_RNN", "RPO_DEFAULT_CONFIG"]
 
 
 class RPO_RNN(RecurrentOnPolicyAgent, RPO):

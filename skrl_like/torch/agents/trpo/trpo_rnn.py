@@ -9,7 +9,9 @@ from typing import Any
 import torch
 
 from skrl_like.torch.agents.recurrent import RecurrentOnPolicyAgent
-from skrl_like.torch.agents.trpo.trpo import TRPO
+from skrl_like.torch.agents.trpo.trpo import TRPO, TRPO_DEFAULT_CONFIG  # skrl's file exports the config too
+
+__all__ = ["TRPO_RNN", "TRPO_DEFAULT_CONFIG"]
 
 
 class TRPO_RNN(RecurrentOnPolicyAgent, TRPO):
