@@ -7,7 +7,7 @@ unchanged on a :class:`RecurrentRolloutBatch` (the rows in environment-major ord
 and episode ends), and acting is one jitted call that also returns the new hidden states.
 """
 
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -78,6 +78,12 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
                 self.memory.create_tensor(name=name, size=shape, dtype=jnp.float32, keep_dimensions=True)
         self._rollout_extras = tuple(stored)
         self._recurrent_act_fn = jax.jit(self._recurrent_step)
+
+    def compiled_obstacles(self) -> List[str]:
+        return [
+            *super().compiled_obstacles(),
+            f"{type(self).__name__}: the compiled loop does not carry hidden states yet; train with SequentialTrainer",
+        ]
 
     # -- acting -------------------------------------------------------------------------------------------------
 
