@@ -31,6 +31,7 @@ from skrl_like.core.agents.privileged import (
     privileged_roles,
     privileged_state_space,
 )
+from skrl_like.core.agents.recurrent import check_model_kinds
 from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
 from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
 from skrl_like.core.agents.transition import Transition
@@ -72,6 +73,8 @@ class AgentCore(AgentRunState):
     samples_memory_at_random = False
     #: the roles the algorithm may feed the env's privileged states to (its value model or critics, with their targets)
     _privileged_state_roles: Tuple[str, ...] = ()
+    #: the agent carries hidden states for recurrent models (the ``_RNN`` agents); others refuse recurrent models
+    takes_recurrent_models = False
 
     def __init__(
         self,
@@ -105,6 +108,12 @@ class AgentCore(AgentRunState):
         #: the roles whose model reads the env's privileged states (core/agents/privileged.py); () for most agents
         self.privileged_roles = privileged_roles(type(self).__name__, self.models, self._privileged_state_roles)
         self._check_model_spaces()
+        check_model_kinds(type(self).__name__, self.models, self.takes_recurrent_models)
+        if self.privileged_roles and self.takes_recurrent_models:  # their sequence rows and the states' rows differ
+            raise ValueError(
+                f"{type(self).__name__}: the recurrent agents do not feed the env's privileged states yet (the "
+                f"{', '.join(self.privileged_roles)} model has a state_space): build that model without state_space"
+            )
 
         experiment = self.cfg.get("experiment", {})
         self._setup_tracking(experiment)
@@ -539,6 +548,11 @@ class AgentCore(AgentRunState):
                     states, actions, rewards, next_states, terminated, truncated, infos, timestep, timesteps
                 )
             )
+        self._advance_carried_state(terminated, truncated)
+
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """After each recorded step, training or not: what the agent carries from step to step moves on, reset where
+        an episode ended (a recurrent agent's hidden states); nothing here."""
 
     def pre_interaction(self, timestep: int, timesteps: int) -> None:
         """Called before each interaction step (no-op for most algorithms)."""

@@ -215,7 +215,10 @@ class OnPolicyAgent(Agent):
         states = jnp.concatenate([rollout.states.reshape(samples, -1), rollout.next_states[-1]])
         _, processed = self._state_functional(learner.state_preprocessor, states)
         _, log_prob, _ = self.policy.act(
-            {**self._model_inputs(processed[:samples], key), "taken_actions": rollout.actions.reshape(samples, -1)},
+            {
+                **self._rollout_policy_inputs(learner, rollout, processed[:samples], key),
+                "taken_actions": rollout.actions.reshape(samples, -1),
+            },
             role="policy",
             params=learner.policy,
         )
@@ -224,6 +227,16 @@ class OnPolicyAgent(Agent):
         )
         _, all_values = self._value_functional(learner.value_preprocessor, all_values, inverse=True)
         return log_prob, all_values[:samples].reshape(rollouts, num_envs, 1), all_values[samples:]
+
+    def _rollout_policy_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
+        """The policy's inputs for the rollout's (preprocessed) states, time-major rows: a recurrent agent adds each
+        row's stored hidden states."""
+        return self._model_inputs(processed, key)
+
+    def _update_inputs(self, batch: Any, key: Any = UNUSED_KEY) -> dict:
+        """The policy's inputs in the update for a mini-batch (its states preprocessed): a recurrent agent adds the
+        rows' stored hidden states and episode ends."""
+        return self._model_inputs(batch.states, key)
 
     def _rollout_value_inputs(self, learner: Any, rollout: Rollout, processed: jax.Array, key: Any) -> dict:
         """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
@@ -237,7 +250,8 @@ class OnPolicyAgent(Agent):
 
     def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
         """The value model's inputs in the loss (``inputs``: the policy's): the same by default; MAPPO's
-        centralised critic reads the mini-batch's shared states, an asymmetric value model its privileged states."""
+        centralised critic reads the mini-batch's shared states, an asymmetric value model its privileged states, a
+        recurrent value model its own hidden states."""
         if self.privileged_roles:
             return self._model_inputs(batch.privileged_states, key)
         return inputs
@@ -330,12 +344,15 @@ class OnPolicyAgent(Agent):
     # -- the host side of an update -----------------------------------------------------------------------------
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        tensors = {name: self.memory.get_tensor_by_name(name) for name in (*TRANSITION_NAMES, *self._rollout_extras)}
-        rollout = Transition(*(tensors.pop(name) for name in TRANSITION_NAMES), extras=tensors)
-        learner, report = self._update_fn(self.gather_learner(), rollout, np.int32(timestep))
+        learner, report = self._update_fn(self.gather_learner(), self._gathered_rollout(), np.int32(timestep))
         self.check_update(timestep, learner, report)
         self.commit_learner(learner)
         self._track_update(report)
+
+    def _gathered_rollout(self) -> Rollout:
+        """The memory's rollout as the update reads it: the transition and the :attr:`_rollout_extras`."""
+        tensors = {name: self.memory.get_tensor_by_name(name) for name in (*TRANSITION_NAMES, *self._rollout_extras)}
+        return Transition(*(tensors.pop(name) for name in TRANSITION_NAMES), extras=tensors)
 
     def _track_update(self, report: UpdateReport) -> None:
         """Tracked as device scalars: converted only when written."""

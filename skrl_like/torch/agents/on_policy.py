@@ -86,6 +86,16 @@ class OnPolicyAgent(Agent):
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
         return {"states": states}
 
+    def _rollout_policy_inputs(self, processed: torch.Tensor) -> dict:
+        """The policy's inputs for the rollout's (preprocessed) states, time-major rows: a recurrent agent adds each
+        row's stored hidden states."""
+        return self._model_inputs(processed)
+
+    def _update_inputs(self, processed: torch.Tensor, batch: slice) -> dict:
+        """The policy's inputs in the update for the rows ``batch`` of the rollout batch (``processed``: their
+        preprocessed states): a recurrent agent adds the rows' stored hidden states and episode ends."""
+        return self._model_inputs(processed)
+
     def _rollout_value_inputs(self, processed: torch.Tensor) -> dict:
         """The value model's inputs for the rollout's states and the last next states (preprocessed, one batch):
         MAPPO's centralised critic reads the shared states instead, an asymmetric value model the privileged states
@@ -130,7 +140,7 @@ class OnPolicyAgent(Agent):
             self.policy.train(False)
             self.value.train(False)
             processed = self._state_preprocessor(torch.cat([states, last_states.float()]))
-            rollout_inputs = self._model_inputs(processed[: len(states)])
+            rollout_inputs = self._rollout_policy_inputs(processed[: len(states)])
             _, log_prob, _ = self.policy.act({**rollout_inputs, "taken_actions": actions}, role="policy")
             all_values, _, _ = self.value.act(self._rollout_value_inputs(processed), role="value")
             self.policy.train(True)

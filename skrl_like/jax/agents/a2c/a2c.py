@@ -86,7 +86,7 @@ class A2C(OnPolicyAgent):
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The A2C loss of one mini-batch (pure): ``(total, aux)``."""
         cfg = self.cfg
-        inputs = self._model_inputs(batch.states, key)
+        inputs = self._update_inputs(batch, key)
         _, log_prob, outputs = self.policy.act(
             {**inputs, "taken_actions": batch.actions}, role="policy", params=trainable.policy
         )

@@ -104,7 +104,7 @@ class PPO(OnPolicyAgent):
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The PPO loss of one mini-batch (pure): ``(total, aux)``; ``key`` for models that draw (RPO)."""
         cfg = self.cfg
-        inputs = self._model_inputs(batch.states, key)
+        inputs = self._update_inputs(batch, key)
         _, log_prob, outputs = self.policy.act(
             {**inputs, "taken_actions": batch.actions}, role="policy", params=trainable.policy
         )

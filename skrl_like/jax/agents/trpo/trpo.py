@@ -171,11 +171,13 @@ class TRPO(OnPolicyAgent):
         mean_actions = outputs["mean_actions"]
         return surrogate, mean_actions, jnp.broadcast_to(outputs["log_std"], mean_actions.shape)
 
-    def _policy_step(self, params: Any, states, actions, old_log_prob, advantages) -> Tuple[Any, jax.Array, Trial]:
-        """One natural-gradient step of the policy within the trust region: ``(params, surrogate before the step,
-        trial)``, the trial at the new parameters (the start's when no step was accepted)."""
+    def _policy_step(
+        self, params: Any, inputs: dict, actions, old_log_prob, advantages
+    ) -> Tuple[Any, jax.Array, Trial]:
+        """One natural-gradient step of the policy within the trust region, on the rollout's policy ``inputs``:
+        ``(params, surrogate before the step, trial)``, the trial at the new parameters (the start's when no step
+        was accepted)."""
         cfg = self.cfg
-        inputs = self._model_inputs(states)
         start, unravel = ravel_pytree(params)
 
         def surrogate_and_distribution(flat: jax.Array) -> Tuple[jax.Array, ...]:
@@ -230,14 +232,15 @@ class TRPO(OnPolicyAgent):
 
         # the state statistics are updated with the whole rollout, then again in the first value epoch (skrl)
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
+        stored_states, batch = batch.states, batch._replace(states=states)
         policy, policy_loss, trial = self._policy_step(
-            learner.policy, states, batch.actions, batch.log_prob, batch.advantages
+            learner.policy, self._update_inputs(batch), batch.actions, batch.log_prob, batch.advantages
         )
         learner = learner._replace(policy=policy, state_preprocessor=statistics)
         policy_finite = jnp.stack([jnp.isfinite(policy_loss), all_finite(policy)])
 
-        def value_loss(value_params: Any, rows: RolloutBatch) -> jax.Array:
-            inputs = self._value_inputs(self._model_inputs(rows.states), rows, UNUSED_KEY)
+        def value_loss(value_params: Any, rows: Any) -> jax.Array:
+            inputs = self._value_inputs(self._update_inputs(rows), rows, UNUSED_KEY)
             predicted_values, _, _ = self.value.act(inputs, role="value", params=value_params)
             return cfg["value_loss_scale"] * jnp.mean((rows.returns - predicted_values) ** 2)
 
@@ -249,8 +252,8 @@ class TRPO(OnPolicyAgent):
             learner = learner._replace(value=value, value_optimizer=value_optimizer, state_preprocessor=statistics)
             return (learner, first_epoch), jnp.stack([loss, all_finite(value).astype(loss.dtype)])
 
-        value_rows = RolloutBatch(batch.states, None, None, None, batch.returns, None, batch.privileged_states)
-        mini_batches = contiguous_mini_batches(value_rows, cfg["mini_batches"])
+        # the stored states: the value epochs preprocess them again (the batch's were preprocessed for the policy)
+        mini_batches = contiguous_mini_batches(batch._replace(states=stored_states), cfg["mini_batches"])
 
         def epoch_step(learner: LearnerState, epoch: jax.Array) -> Tuple[LearnerState, jax.Array]:
             (learner, _), records = jax.lax.scan(mini_batch_step, (learner, epoch == 0), mini_batches)

@@ -65,7 +65,7 @@ class A2C(OnPolicyAgent):
         for batch in batches:  # one pass, no epochs
             with self._autocast():
                 # the state statistics are updated on every mini-batch [compat]
-                inputs = self._model_inputs(self._state_preprocessor(states[batch], train=True))
+                inputs = self._update_inputs(self._state_preprocessor(states[batch], train=True), batch)
                 _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
                 if needs_kl:
                     with torch.no_grad():

@@ -1,5 +1,6 @@
 """Proximal Policy Optimization (torch)."""
 
 from skrl_like.torch.agents.ppo.ppo import PPO, PPO_DEFAULT_CONFIG
+from skrl_like.torch.agents.ppo.ppo_rnn import PPO_RNN
 
-__all__ = ["PPO", "PPO_DEFAULT_CONFIG"]
+__all__ = ["PPO", "PPO_DEFAULT_CONFIG", "PPO_RNN"]

@@ -69,7 +69,7 @@ class PPO(OnPolicyAgent):
             for batch in batches:
                 with self._autocast():
                     # the state statistics are updated in the first epoch only
-                    inputs = self._model_inputs(self._state_preprocessor(states[batch], train=not epoch))
+                    inputs = self._update_inputs(self._state_preprocessor(states[batch], train=not epoch), batch)
                     _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
                     log_ratio = log_prob - old_log_prob[batch]
                     if needs_kl:
