@@ -194,7 +194,11 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         row's stored hidden states and episode end."""
         learner, batch, rollout_finite = super()._rollout_batch(learner, rollout)
         rollouts, num_envs = rollout.states.shape[:2]
-        fields = [environment_major(jnp.reshape(field, (rollouts, num_envs, -1))) for field in batch]
+        # (privileged_states is None: the recurrent agents refuse a privileged value model)
+        fields = [
+            None if field is None else environment_major(jnp.reshape(field, (rollouts, num_envs, -1)))
+            for field in batch
+        ]
         hidden_states = {
             owner: self._stored_rows(owner, rollout, environment_major) for owner in self.hidden_states.shapes
         }
