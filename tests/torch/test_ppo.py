@@ -124,6 +124,78 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
     assert float(agent.tracking_data["Loss / Value loss"][0]) == pytest.approx(expected_value_loss.item(), abs=1e-6)
 
 
+def _act_and_record(agent, states, actions=None):
+    """One step: act on ``states``, then store ``actions`` (those act sampled when ``None``)."""
+    acted, log_prob, _ = agent.act(states, 0, 1)
+    stored = acted if actions is None else actions
+    agent.record_transition(
+        states=states,
+        actions=stored,
+        rewards=torch.zeros(len(states), 1),
+        next_states=states,
+        terminated=torch.zeros(len(states), 1, dtype=torch.bool),
+        truncated=torch.zeros(len(states), 1, dtype=torch.bool),
+        infos={},
+        timestep=0,
+        timesteps=1,
+    )
+    return stored, log_prob
+
+
+def _ppo_on_three_envs():
+    set_seed(0)
+    agent = make_ppo(vector_cartpole(num_envs=3), rollouts=2)
+    agent.init(trainer_cfg={"timesteps": 2})
+    return agent, torch.randn(3, 4)
+
+
+def test_the_acting_pass_log_prob_and_values_are_stored_with_its_step():
+    agent, states = _ppo_on_three_envs()
+    with torch.no_grad():
+        _, log_prob = _act_and_record(agent, states)
+        expected_values = agent.value.net(states)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("log_prob")[0], log_prob, rtol=0, atol=0)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("values")[0], expected_values)
+
+
+def test_a_step_stored_with_other_actions_than_act_sampled_gets_their_log_prob():
+    agent, states = _ppo_on_three_envs()
+    with torch.no_grad():
+        acted, _, _ = agent.act(states, 0, 1)
+        other = 1 - acted  # CartPole's two actions, swapped
+        _act_and_record(agent, states, other)
+        logits = agent.policy.net(states)
+    expected = torch.distributions.Categorical(logits=logits).log_prob(other.view(-1).long()).view(-1, 1)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("log_prob")[0], expected)
+
+
+def test_a_shared_model_runs_its_trunk_once_per_acting_step():
+    from skrl_like.torch.utils.model_instantiators import shared_model
+
+    set_seed(0)
+    env = vector_cartpole(num_envs=3)
+    model = shared_model(
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        structure=["CategoricalMixin", "DeterministicMixin"],
+        roles=["policy", "value"],
+        parameters=[
+            {"network": [{"name": "net", "input": "STATES", "layers": [8], "activations": "elu"}], "output": "ACTIONS"},
+            {"output": "ONE"},
+        ],
+    )
+    memory = RandomMemory(memory_size=2, num_envs=3, device="cpu")
+    cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 2, "experiment": NO_FILES}
+    agent = PPO({"policy": model, "value": model}, memory, env.observation_space, env.action_space, "cpu", cfg)
+    agent.init(trainer_cfg={"timesteps": 2})
+    calls = []
+    model.net_container.register_forward_hook(lambda *args: calls.append(1))
+    with torch.no_grad():
+        _act_and_record(agent, torch.randn(3, 4))
+    assert len(calls) == 1  # the policy's trunk output gave the stored value too
+    assert torch.isfinite(agent.memory.get_tensor_by_name("values")[0]).all()
+
+
 # -- checkpoints ------------------------------------------------------------------------------------------------
 
 

@@ -113,6 +113,8 @@ class AMP(OnPolicyAgent):
         :meth:`pre_interaction`, e.g. to read an environment's own observation buffer).
     """
 
+    keeps_acting_pass = False  # the update evaluates the rollout itself, with the values of its own memory layout
+
     def __init__(
         self,
         models: Mapping[str, Any],
