@@ -24,6 +24,7 @@ from skrl_like.torch.utils.distributed import mean_over_processes
 PPO_DEFAULT_CONFIG = with_backend_keys(
     neutral.PPO_DEFAULT_CONFIG,
     mixed_precision=False,  # enable automatic mixed precision for higher performance
+    compile_update=False,  # torch.compile the update's losses and their gradients (compiled at the first update)
 )
 
 
@@ -54,6 +55,53 @@ class PPO(OnPolicyAgent):
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._setup_on_policy()
         self._setup_joint_optimizer(self.policy, self.value)
+        self._setup_losses()
+
+    def _setup_losses(self) -> None:
+        """The mini-batch losses, compiled with ``torch.compile`` when ``cfg["compile_update"]`` is ``True`` (or a
+        dict of ``torch.compile`` keyword arguments): the forward and backward passes of both models. The state
+        statistics, the KL check and the optimizer step stay eager."""
+        options = self.cfg["compile_update"]
+        self._losses = self._mini_batch_losses
+        if options:
+            self._losses = torch.compile(self._mini_batch_losses, **(options if isinstance(options, Mapping) else {}))
+
+    def _mini_batch_losses(
+        self,
+        inputs: dict,
+        value_inputs: dict,
+        actions: torch.Tensor,
+        old_log_prob: torch.Tensor,
+        old_values: torch.Tensor,
+        returns: torch.Tensor,
+        advantages: torch.Tensor,
+    ) -> Tuple[torch.Tensor, ...]:
+        """``(policy_loss, value_loss, entropy_loss, log_ratio)`` of one mini-batch (``inputs``: the policy's, of
+        preprocessed states; ``value_inputs``: the value model's)."""
+        cfg = self.cfg
+        _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
+        log_ratio = log_prob - old_log_prob
+
+        # clipped surrogate objective
+        ratio = torch.exp(log_ratio)
+        surrogate = advantages * ratio
+        clipped_surrogate = advantages * torch.clip(ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"])
+        policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
+
+        # entropy bonus
+        if cfg["entropy_loss_scale"]:
+            entropy_loss = -cfg["entropy_loss_scale"] * self.policy.get_entropy(role="policy").mean()
+        else:
+            entropy_loss = torch.zeros((), device=self.device)
+
+        # value loss, predictions optionally clipped around the rollout's values
+        predicted_values, _, _ = self.value.act(value_inputs, role="value")
+        if cfg["clip_predicted_values"]:
+            predicted_values = old_values + torch.clip(
+                predicted_values - old_values, -cfg["value_clip"], cfg["value_clip"]
+            )
+        value_loss = cfg["value_loss_scale"] * F.mse_loss(returns, predicted_values.float())
+        return policy_loss, value_loss, entropy_loss, log_ratio
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
@@ -70,8 +118,15 @@ class PPO(OnPolicyAgent):
                 with self._autocast():
                     # the state statistics are updated in the first epoch only
                     inputs = self._model_inputs(self._state_preprocessor(states[batch], train=not epoch))
-                    _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
-                    log_ratio = log_prob - old_log_prob[batch]
+                    policy_loss, value_loss, entropy_loss, log_ratio = self._losses(
+                        inputs,
+                        self._value_inputs(inputs, batch, epoch),
+                        actions[batch],
+                        old_log_prob[batch],
+                        old_values[batch],
+                        returns[batch],
+                        advantages[batch],
+                    )
                     if needs_kl:
                         with torch.no_grad():
                             approx_kl = ((torch.exp(log_ratio) - 1) - log_ratio).mean()
@@ -81,30 +136,6 @@ class PPO(OnPolicyAgent):
                         kl_divergences.append(approx_kl)
                         if cfg["kl_threshold"] and approx_kl > cfg["kl_threshold"]:
                             break  # early stopping: leaves this epoch's mini-batch loop only
-
-                    # clipped surrogate objective
-                    ratio = torch.exp(log_ratio)
-                    surrogate = advantages[batch] * ratio
-                    clipped_surrogate = advantages[batch] * torch.clip(
-                        ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"]
-                    )
-                    policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
-
-                    # entropy bonus
-                    if cfg["entropy_loss_scale"]:
-                        entropy = self.policy.get_entropy(role="policy").mean()
-                        entropy_loss = -cfg["entropy_loss_scale"] * entropy
-                    else:
-                        entropy_loss = torch.zeros((), device=self.device)
-
-                    # value loss, predictions optionally clipped around the rollout's values
-                    predicted_values, _, _ = self.value.act(self._value_inputs(inputs, batch, epoch), role="value")
-                    if cfg["clip_predicted_values"]:
-                        predicted_values = old_values[batch] + torch.clip(
-                            predicted_values - old_values[batch], -cfg["value_clip"], cfg["value_clip"]
-                        )
-                    value_loss = cfg["value_loss_scale"] * F.mse_loss(returns[batch], predicted_values.float())
-
                     loss = policy_loss + entropy_loss + value_loss
 
                 optimizer_step(
