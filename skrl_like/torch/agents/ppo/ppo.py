@@ -10,7 +10,6 @@ from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
 import torch
-import torch.nn.functional as F
 
 from skrl_like.core.agents import ppo as neutral
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -65,43 +64,6 @@ class PPO(OnPolicyAgent):
         self._losses = self._mini_batch_losses
         if options:
             self._losses = torch.compile(self._mini_batch_losses, **(options if isinstance(options, Mapping) else {}))
-
-    def _mini_batch_losses(
-        self,
-        inputs: dict,
-        value_inputs: dict,
-        actions: torch.Tensor,
-        old_log_prob: torch.Tensor,
-        old_values: torch.Tensor,
-        returns: torch.Tensor,
-        advantages: torch.Tensor,
-    ) -> Tuple[torch.Tensor, ...]:
-        """``(policy_loss, value_loss, entropy_loss, log_ratio)`` of one mini-batch (``inputs``: the policy's, of
-        preprocessed states; ``value_inputs``: the value model's)."""
-        cfg = self.cfg
-        _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
-        log_ratio = log_prob - old_log_prob
-
-        # clipped surrogate objective
-        ratio = torch.exp(log_ratio)
-        surrogate = advantages * ratio
-        clipped_surrogate = advantages * torch.clip(ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"])
-        policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
-
-        # entropy bonus
-        if cfg["entropy_loss_scale"]:
-            entropy_loss = -cfg["entropy_loss_scale"] * self.policy.get_entropy(role="policy").mean()
-        else:
-            entropy_loss = torch.zeros((), device=self.device)
-
-        # value loss, predictions optionally clipped around the rollout's values
-        predicted_values, _, _ = self.value.act(value_inputs, role="value")
-        if cfg["clip_predicted_values"]:
-            predicted_values = old_values + torch.clip(
-                predicted_values - old_values, -cfg["value_clip"], cfg["value_clip"]
-            )
-        value_loss = cfg["value_loss_scale"] * F.mse_loss(returns, predicted_values.float())
-        return policy_loss, value_loss, entropy_loss, log_ratio
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
