@@ -7,10 +7,13 @@ wrapper, with Isaac Lab's Ant skrl config (``isaaclab_ant.ANT_AGENT``: rollouts 
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 1024 --timesteps 64
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 4096 --separate --seed 1
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend jax --num-envs 4096
+    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 4096 --timesteps 80 --compile-update
 
 Prints ONE JSON line (``isaaclab_ant.report``): the settings, ``env_steps_per_second`` over the whole run
 (trainer steps times ``num_envs``, including the updates and, in JAX, the first compilation), the wall time, the
-last write's mean step reward. The same line as ``torch_ppo_floor.py`` and the peers in ``peers/``.
+last write's mean step reward, and (torch) ``update_seconds``: each update's wall time (with ``--compile-update``
+the first one includes ``torch.compile``'s compilation). The same line as ``torch_ppo_floor.py`` and the peers in
+``peers/``.
 """
 
 import argparse
@@ -24,7 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
 from isaaclab_ant import ANT_AGENT, HIDDEN, add_arguments, report  # noqa: E402
 
 
-def config(timesteps: int, directory: str, seed: int = 42, separate: bool = False) -> dict:
+def config(
+    timesteps: int, directory: str, seed: int = 42, separate: bool = False, compile_update: bool = False
+) -> dict:
     """The Runner config of Isaac Lab's Ant skrl YAML (``isaaclab_ant.ANT_AGENT``)."""
     a = ANT_AGENT
     network = [{"name": "net", "input": "STATES", "layers": list(HIDDEN), "activations": "elu"}]
@@ -71,6 +76,7 @@ def config(timesteps: int, directory: str, seed: int = 42, separate: bool = Fals
             },
             "kl_threshold": 0.0,
             "time_limit_bootstrap": False,
+            **({"compile_update": True} if compile_update else {}),
             "experiment": {"directory": directory, "write_interval": 16, "checkpoint_interval": 0},
         },
         "trainer": {
@@ -86,6 +92,7 @@ def config(timesteps: int, directory: str, seed: int = 42, separate: bool = Fals
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["torch", "jax"], default="torch")
+    parser.add_argument("--compile-update", action="store_true", help="torch: cfg['compile_update'] = True")
     add_arguments(parser)
     args = parser.parse_args()
 
@@ -105,9 +112,18 @@ def main() -> None:
     env = IsaacLabStandInEnv(num_envs=args.num_envs, device=args.device, seed=args.seed)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
     with tempfile.TemporaryDirectory() as directory:
-        runner = Runner(env, config(args.timesteps, directory, args.seed, args.separate))
-        rows = []
+        runner = Runner(env, config(args.timesteps, directory, args.seed, args.separate, args.compile_update))
+        rows, update_seconds = [], []
         runner.agent.result_listeners.append(rows.append)
+        if args.backend == "torch":
+            update = runner.agent._update
+
+            def timed_update(timestep: int, timesteps: int) -> None:
+                started = time.perf_counter()
+                update(timestep, timesteps)
+                update_seconds.append(round(time.perf_counter() - started, 3))
+
+            runner.agent._update = timed_update
         start = time.perf_counter()
         runner.run("train")
         seconds = time.perf_counter() - start
@@ -117,6 +133,8 @@ def main() -> None:
         args,
         seconds,
         backend=args.backend,
+        compile_update=args.compile_update,
+        update_seconds=update_seconds,
         last_mean_step_reward=rows[-1].get("Reward / Instantaneous reward (mean)") if rows else None,
     )
 

@@ -42,3 +42,12 @@ def test_trpo_has_no_such_key_in_either_backend():
     (path,) = [path for path in tuned_files() if path.endswith("trpo_pendulum.yaml")]
     with pytest.raises(CommandLineError, match=r"Unknown key 'mixed_precision' in TRPO cfg"):
         build(path, mixed_precision=False)
+
+
+def test_compile_update_is_accepted_by_jax_ppo_with_a_warning(caplog):
+    (path,) = [path for path in tuned_files() if path.endswith("ppo_cartpole.yaml")]
+    with caplog.at_level("WARNING", logger="skrl_like"):
+        runner = build(path, compile_update=True)
+    warnings = [record.getMessage() for record in caplog.records if "compile_update" in record.getMessage()]
+    assert len(warnings) == 1 and "always compiled" in warnings[0], warnings
+    assert "compile_update" not in runner.agent.cfg

@@ -124,6 +124,148 @@ def test_one_update_matches_a_reference_loss_computed_with_torch_distributions()
     assert float(agent.tracking_data["Loss / Value loss"][0]) == pytest.approx(expected_value_loss.item(), abs=1e-6)
 
 
+def _act_and_record(agent, states, actions=None):
+    """One step: act on ``states``, then store ``actions`` (those act sampled when ``None``)."""
+    acted, log_prob, _ = agent.act(states, 0, 1)
+    stored = acted if actions is None else actions
+    agent.record_transition(
+        states=states,
+        actions=stored,
+        rewards=torch.zeros(len(states), 1),
+        next_states=states,
+        terminated=torch.zeros(len(states), 1, dtype=torch.bool),
+        truncated=torch.zeros(len(states), 1, dtype=torch.bool),
+        infos={},
+        timestep=0,
+        timesteps=1,
+    )
+    return stored, log_prob
+
+
+def _ppo_on_three_envs():
+    set_seed(0)
+    agent = make_ppo(vector_cartpole(num_envs=3), rollouts=2)
+    agent.init(trainer_cfg={"timesteps": 2})
+    return agent, torch.randn(3, 4)
+
+
+def test_the_acting_pass_log_prob_and_values_are_stored_with_its_step():
+    agent, states = _ppo_on_three_envs()
+    with torch.no_grad():
+        _, log_prob = _act_and_record(agent, states)
+        expected_values = agent.value.net(states)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("log_prob")[0], log_prob, rtol=0, atol=0)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("values")[0], expected_values)
+
+
+def test_a_step_stored_with_other_actions_than_act_sampled_gets_their_log_prob():
+    agent, states = _ppo_on_three_envs()
+    with torch.no_grad():
+        acted, _, _ = agent.act(states, 0, 1)
+        other = 1 - acted  # CartPole's two actions, swapped
+        _act_and_record(agent, states, other)
+        logits = agent.policy.net(states)
+    expected = torch.distributions.Categorical(logits=logits).log_prob(other.view(-1).long()).view(-1, 1)
+    torch.testing.assert_close(agent.memory.get_tensor_by_name("log_prob")[0], expected)
+
+
+def test_a_shared_model_runs_its_trunk_once_per_acting_step():
+    from skrl_like.torch.utils.model_instantiators import shared_model
+
+    set_seed(0)
+    env = vector_cartpole(num_envs=3)
+    model = shared_model(
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        structure=["CategoricalMixin", "DeterministicMixin"],
+        roles=["policy", "value"],
+        parameters=[
+            {"network": [{"name": "net", "input": "STATES", "layers": [8], "activations": "elu"}], "output": "ACTIONS"},
+            {"output": "ONE"},
+        ],
+    )
+    memory = RandomMemory(memory_size=2, num_envs=3, device="cpu")
+    cfg = {**PPO_DEFAULT_CONFIG, "rollouts": 2, "experiment": NO_FILES}
+    agent = PPO({"policy": model, "value": model}, memory, env.observation_space, env.action_space, "cpu", cfg)
+    agent.init(trainer_cfg={"timesteps": 2})
+    calls = []
+    model.net_container.register_forward_hook(lambda *args: calls.append(1))
+    with torch.no_grad():
+        _act_and_record(agent, torch.randn(3, 4))
+    assert len(calls) == 1  # the policy's trunk output gave the stored value too
+    assert torch.isfinite(agent.memory.get_tensor_by_name("values")[0]).all()
+
+
+def _parameters_after_updates(compile_update, updates=3):
+    """A shared Gaussian/value model (ELU trunk), scalers, entropy, value clipping and KLAdaptiveLR: the policy's
+    parameters after ``updates`` updates on one rollout filled by hand."""
+    from skrl_like.torch.resources.preprocessors import RunningStandardScaler
+    from skrl_like.torch.resources.schedulers import KLAdaptiveLR
+    from skrl_like.torch.utils.model_instantiators import shared_model
+
+    set_seed(0)
+    observations = gymnasium.spaces.Box(-np.inf, np.inf, (4,))
+    actions = gymnasium.spaces.Box(-1.0, 1.0, (2,))
+    network = [{"name": "net", "input": "STATES", "layers": [16, 16], "activations": "elu"}]
+    model = shared_model(
+        observation_space=observations,
+        action_space=actions,
+        structure=["GaussianMixin", "DeterministicMixin"],
+        roles=["policy", "value"],
+        parameters=[{"network": network, "output": "ACTIONS"}, {"output": "ONE"}],
+    )
+    cfg = {
+        **PPO_DEFAULT_CONFIG,
+        **{"rollouts": 4, "learning_epochs": 2, "mini_batches": 2, "experiment": NO_FILES},
+        **{"compile_update": compile_update, "entropy_loss_scale": 0.01, "clip_predicted_values": True},
+        **{"state_preprocessor": RunningStandardScaler, "state_preprocessor_kwargs": {"size": observations}},
+        **{"value_preprocessor": RunningStandardScaler, "value_preprocessor_kwargs": {"size": 1}},
+        **{"learning_rate_scheduler": KLAdaptiveLR, "learning_rate_scheduler_kwargs": {"kl_threshold": 0.008}},
+    }
+    memory = RandomMemory(memory_size=4, num_envs=8, device="cpu")
+    agent = PPO({"policy": model, "value": model}, memory, observations, actions, "cpu", cfg)
+    agent.init(trainer_cfg={"timesteps": 4})
+    generator = torch.Generator().manual_seed(1)
+    for timestep in range(4):
+        agent.record_transition(
+            states=torch.randn(8, 4, generator=generator),
+            actions=torch.rand(8, 2, generator=generator) * 2 - 1,
+            rewards=torch.randn(8, 1, generator=generator),
+            next_states=torch.randn(8, 4, generator=generator),
+            terminated=torch.rand(8, 1, generator=generator) < 0.2,
+            truncated=torch.zeros(8, 1, dtype=torch.bool),
+            infos={},
+            timestep=timestep,
+            timesteps=4,
+        )
+    agent.set_mode("train")
+    for _ in range(updates):
+        agent._update(3, 4)
+    return [parameter.detach().clone() for parameter in model.parameters()]
+
+
+def test_the_compiled_update_graph_gives_the_eager_updates_parameters():
+    # aot_eager: torch.compile's graph capture and compiled autograd without inductor's code generation (fast)
+    eager = _parameters_after_updates(False)
+    compiled = _parameters_after_updates({"backend": "aot_eager"})
+    assert any(not torch.equal(a, b) for a, b in zip(eager, _parameters_after_updates(False, updates=0)))
+    for a, b in zip(eager, compiled):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_inductor_compiled_update_gives_the_eager_updates_parameters():
+    eager = _parameters_after_updates(False)
+    for a, b in zip(eager, _parameters_after_updates(True)):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
+
+
+def test_compile_update_rejects_a_value_that_is_neither_a_flag_nor_compile_options():
+    env = vector_cartpole(num_envs=2)
+    with pytest.raises(ValueError, match="compile_update.*torch.compile keyword arguments"):
+        make_ppo(env, compile_update="max-autotune")
+
+
 # -- checkpoints ------------------------------------------------------------------------------------------------
 
 

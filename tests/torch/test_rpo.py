@@ -100,9 +100,11 @@ def test_one_update_matches_the_clipped_surrogate_with_the_perturbed_means_the_p
     data = _record_rollout(agent, np.random.default_rng(1), rollouts, num_envs)
     agent._update(timestep=rollouts - 1, timesteps=rollouts)
 
-    # the policy was called twice: log pi_old of the rollout, then the update's mini-batch, each with its own draw
-    assert len(agent.policy.draws) == 2
-    (old_mean, old_noise), (new_mean, new_noise) = agent.policy.draws
+    # the policy was called once per stored step (log pi_old of actions act did not give: computed when stored),
+    # then once for the update's mini-batch, each with its own draw
+    assert len(agent.policy.draws) == rollouts + 1
+    old_mean, old_noise = (torch.cat(parts) for parts in zip(*agent.policy.draws[:rollouts]))
+    new_mean, new_noise = agent.policy.draws[rollouts]
     for noise in (old_noise, new_noise):
         assert noise.abs().max() <= alpha  # the perturbed mean stays within alpha of the network's mean
         assert noise.abs().max() > alpha / 2 and noise.std() > alpha / 4  # and is really perturbed
@@ -140,11 +142,11 @@ def test_alpha_reaches_every_policy_and_value_call_while_acting_and_learning():
     env = pendulum()
     agent = make_rpo(rollouts=4, alpha=0.25, learning_epochs=2, mini_batches=2)
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 8}).train()
-    # 8 acting calls + per update: 1 rollout evaluation + 2 epochs x 2 mini-batches
-    assert len(agent.policy.draws) == 8 + 2 * (1 + 4)
+    # 8 acting calls (their log pi_old is kept for the update) + per update: 2 epochs x 2 mini-batches
+    assert len(agent.policy.draws) == 8 + 2 * 4
     assert all(noise.abs().max() <= 0.25 and noise.abs().max() > 0 for _, noise in agent.policy.draws)
-    # per update: the rollout's values and last values in one call + 4 mini-batches
-    assert agent.value.alphas == [0.25] * (2 * (1 + 4))
+    # 8 acting calls (V(s) kept for the update) + per update: the last next states' values + 4 mini-batches
+    assert agent.value.alphas == [0.25] * (8 + 2 * (1 + 4))
 
 
 def test_save_load_round_trip_gives_identical_means(tmp_path):

@@ -89,6 +89,10 @@ COMMON_RULES = {
     "rewards_shaper": OPTIONAL_CALLABLE,
     "time_limit_bootstrap": FLAG,
     "mixed_precision": FLAG,
+    "compile_update": Rule(
+        lambda v: FLAG.accepts(v) or isinstance(v, Mapping),
+        "True, False or a dict of torch.compile keyword arguments (e.g. {'mode': 'max-autotune'})",
+    ),
     # off-policy (DDPG, TD3, SAC, DQN, DDQN)
     "entropy_learning_rate": number(0.0),
     "learn_entropy": FLAG,
@@ -128,6 +132,8 @@ COMMON_RULES = {
 TORCH_ONLY_KEYS = {
     "mixed_precision": "JAX agents have no automatic mixed precision (only the torch agents read this key), so it has "
     "no effect here",
+    "compile_update": "JAX updates are always compiled (jax.jit; only the torch agents read this key), so it has no "
+    "effect here",
 }
 
 # cfg["exploration"] of the off-policy agents: noise and its decay (DDPG, TD3), epsilon-greedy (DQN, DDQN)

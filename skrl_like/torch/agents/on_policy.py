@@ -1,15 +1,16 @@
 """The half of an on-policy agent that PPO, A2C, RPO and TRPO share (torch), written once.
 
 Collection (act, record, the rollout cadence), the rollout memory, and the start of every update: log pi_old(a|s)
-and V(s) of the whole rollout in one batched call each, with the parameters and statistics it was collected with
-(nothing changed while it was collected, so these are the numbers acting would have given), the time-limit
-bootstrap, GAE, the named non-finite check and the value preprocessing. An algorithm subclasses
-:class:`OnPolicyAgent` and writes only its own loss and step in ``_update``.
+and V(s) of every step as the acting pass computed them (stored beside the transition; a shared model runs its
+trunk once for both), V of the last next states, the time-limit bootstrap, GAE, the named non-finite check and the
+value preprocessing. An algorithm subclasses :class:`OnPolicyAgent` and writes only its own loss and step in
+``_update``.
 """
 
 from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import torch
+import torch.nn.functional as F
 
 from skrl_like.core.agents.checks import (
     check_named_flags,
@@ -20,6 +21,7 @@ from skrl_like.core.agents.checks import (
 )
 from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
 from skrl_like.core.agents.schedule import RolloutSchedule
+from skrl_like.core.agents.transition import Transition
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, compute_gae, unique_parameters
 
@@ -35,12 +37,27 @@ class RolloutBatch(NamedTuple):
     advantages: torch.Tensor  # normalised
 
 
+class ActingPass(NamedTuple):
+    """What ``act`` computed for the step that ``record_transition`` stores next, found by the identity of its states
+    and actions tensors (a cache: on any other tensors the same numbers are computed there instead)."""
+
+    states: torch.Tensor  # as act received them
+    actions: torch.Tensor
+    log_prob: torch.Tensor  # log pi(a|s), float32
+    values: torch.Tensor  # V(s) as the value model gives it (preprocessed units), float32
+
+
 class OnPolicyAgent(Agent):
     """An agent with a ``"policy"`` and a ``"value"`` model that learns from one rollout of ``cfg["rollouts"]``
     steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__`` and :meth:`_rollout_batch` at the
     start of ``_update``."""
 
     _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
+    #: store log pi(a|s) and V(s) of each step from the acting pass (memory tensors ``log_prob`` and ``values``)
+    #: instead of evaluating the whole rollout again at the update; ``False`` where the value model reads what
+    #: ``act`` does not get (MAPPO's shared states) or the algorithm evaluates the rollout itself (AMP)
+    keeps_acting_pass = True
+    _acting_pass: Optional[ActingPass] = None
 
     def _setup_on_policy(self) -> None:
         """Check and register the two models; the rollout schedule and the state/value preprocessors."""
@@ -53,6 +70,8 @@ class OnPolicyAgent(Agent):
         self.schedule = RolloutSchedule(self.cfg["rollouts"], self.cfg["learning_starts"])
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
+        if self.privileged_roles:  # the value model reads the env's states, which act does not get
+            self.keeps_acting_pass = False
 
     def _setup_joint_optimizer(self, *models: Any) -> None:
         """One Adam over the parameters of ``models`` (a shared model's once), its learning-rate scheduler and the
@@ -81,6 +100,9 @@ class OnPolicyAgent(Agent):
             self.memory.create_tensor(name="terminated", size=1, dtype=torch.bool)
             self.memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
             self._create_privileged_state_tensors(torch.float32)
+            if self.keeps_acting_pass:
+                self.memory.create_tensor(name="log_prob", size=1, dtype=torch.float32)
+                self.memory.create_tensor(name="values", size=1, dtype=torch.float32)
 
     def _model_inputs(self, states: torch.Tensor) -> dict:
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
@@ -121,7 +143,8 @@ class OnPolicyAgent(Agent):
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, torch.Tensor, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,
-        uniform random actions with their log-probability under the policy, which the update recomputes)."""
+        uniform random actions with their log-probability under the policy). While training, V(s) is computed too
+        (a shared model reuses the policy's trunk) and both are stored with the step by ``record_transition``."""
         inputs = self._model_inputs(self._state_preprocessor(states))
         with self._autocast():
             if timestep < self.cfg["random_timesteps"]:
@@ -129,7 +152,30 @@ class OnPolicyAgent(Agent):
                 _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
             else:
                 actions, log_prob, outputs = self.policy.act(inputs, role="policy")
+            if self.training and self.keeps_acting_pass and self.memory is not None:
+                values, _, _ = self.value.act(inputs, role="value")
+                self._acting_pass = ActingPass(states, actions, log_prob.detach().float(), values.detach().float())
         return actions, log_prob, outputs
+
+    def transition_to_store(self, states: torch.Tensor, actions: torch.Tensor, *args: Any, **kwargs: Any) -> Transition:
+        """The base's transition with the step's ``log_prob`` and ``values`` (:attr:`keeps_acting_pass`)."""
+        transition = super().transition_to_store(states, actions, *args, **kwargs)
+        if not self.keeps_acting_pass:
+            return transition
+        log_prob, values = self._step_log_prob_and_values(states, actions)
+        return transition.with_extras(log_prob=log_prob, values=values)
+
+    def _step_log_prob_and_values(self, states: torch.Tensor, actions: torch.Tensor) -> Tuple:
+        """log pi(a|s) and V(s) of the step being stored: the acting pass's when ``act`` acted on these very
+        tensors, else computed here in one batched call (a loop that stores actions it did not get from ``act``)."""
+        acted, self._acting_pass = self._acting_pass, None
+        if acted is not None and acted.states is states and acted.actions is actions:
+            return acted.log_prob, acted.values
+        with torch.no_grad(), self._autocast():
+            inputs = self._model_inputs(self._state_preprocessor(states))
+            _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
+            values, _, _ = self.value.act(inputs, role="value")
+        return log_prob.float(), values.float()
 
     # -- the start of every update ------------------------------------------------------------------------------
 
@@ -148,10 +194,22 @@ class OnPolicyAgent(Agent):
         all_values = self._value_preprocessor(all_values.float(), inverse=True)
         return log_prob.float(), all_values[: len(states)], all_values[len(states) :]
 
+    def _stored_values(self, values: torch.Tensor, last_states: torch.Tensor) -> Tuple:
+        """``(values, last_values)`` in raw return units: the acting pass's V(s) of the rollout and V(s) of the last
+        next states, computed here (eval mode, no gradients)."""
+        with torch.no_grad(), self._autocast():
+            self.value.train(False)
+            inputs = self._model_inputs(self._state_preprocessor(last_states.float()))
+            last_values, _, _ = self.value.act(inputs, role="value")
+            self.value.train(True)
+        all_values = self._value_preprocessor(torch.cat([values, last_values.float()]), inverse=True)
+        return all_values[: len(values)], all_values[len(values) :]
+
     def _rollout_batch(self, timestep: int) -> RolloutBatch:
-        """The memory's rollout with log pi_old, values, GAE returns and advantages, checked finite (naming the
-        first quantity that is not, before anything changes) and preprocessed: the value preprocessor's statistics
-        are updated with the values, then with the returns."""
+        """The memory's rollout with log pi_old, values (the acting pass's, :attr:`keeps_acting_pass`, or evaluated
+        here), GAE returns and advantages, checked finite (naming the first quantity that is not, before anything
+        changes) and preprocessed: the value preprocessor's statistics are updated with the values, then with the
+        returns."""
         cfg = self.cfg
         memory = self.memory
         rollouts, num_envs = memory.get_tensor_by_name("states").shape[:2]
@@ -163,9 +221,12 @@ class OnPolicyAgent(Agent):
 
         states, actions = rows("states"), rows("actions")
         rewards = memory.get_tensor_by_name("rewards")
-        log_prob, values, last_values = self._evaluate_rollout(
-            states, actions, memory.get_tensor_by_name("next_states")[-1]
-        )
+        last_states = memory.get_tensor_by_name("next_states")[-1]
+        if self.keeps_acting_pass:
+            log_prob = rows("log_prob")
+            values, last_values = self._stored_values(rows("values"), last_states)
+        else:
+            log_prob, values, last_values = self._evaluate_rollout(states, actions, last_states)
         values = values.reshape(rollouts, num_envs, 1)
         if cfg["time_limit_bootstrap"]:
             rewards = rewards + cfg["discount_factor"] * values * memory.get_tensor_by_name("truncated")
@@ -185,6 +246,45 @@ class OnPolicyAgent(Agent):
         values = self._value_preprocessor(values, train=True).reshape(samples, 1)
         returns = self._value_preprocessor(returns, train=True).reshape(samples, 1)
         return RolloutBatch(states, actions, log_prob, values, returns, advantages.reshape(samples, 1))
+
+    # -- the clipped-surrogate losses -------------------------------------------------------------------------------
+
+    def _mini_batch_losses(
+        self,
+        inputs: dict,
+        value_inputs: dict,
+        actions: torch.Tensor,
+        old_log_prob: torch.Tensor,
+        old_values: torch.Tensor,
+        returns: torch.Tensor,
+        advantages: torch.Tensor,
+    ) -> Tuple[torch.Tensor, ...]:
+        """PPO's losses of one mini-batch (PPO, RPO, AMP): ``(policy_loss, value_loss, entropy_loss, log_ratio)``
+        (``inputs``: the policy's, of preprocessed states; ``value_inputs``: the value model's)."""
+        cfg = self.cfg
+        _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
+        log_ratio = log_prob - old_log_prob
+
+        # clipped surrogate objective
+        ratio = torch.exp(log_ratio)
+        surrogate = advantages * ratio
+        clipped_surrogate = advantages * torch.clip(ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"])
+        policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
+
+        # entropy bonus
+        if cfg["entropy_loss_scale"]:
+            entropy_loss = -cfg["entropy_loss_scale"] * self.policy.get_entropy(role="policy").mean()
+        else:
+            entropy_loss = torch.zeros((), device=self.device)
+
+        # value loss, predictions optionally clipped around the rollout's values
+        predicted_values, _, _ = self.value.act(value_inputs, role="value")
+        if cfg["clip_predicted_values"]:
+            predicted_values = old_values + torch.clip(
+                predicted_values - old_values, -cfg["value_clip"], cfg["value_clip"]
+            )
+        value_loss = cfg["value_loss_scale"] * F.mse_loss(returns, predicted_values.float())
+        return policy_loss, value_loss, entropy_loss, log_ratio
 
     # -- after every update -------------------------------------------------------------------------------------
 

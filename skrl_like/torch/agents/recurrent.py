@@ -51,6 +51,7 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     """The on-policy half of PPO_RNN, A2C_RNN, RPO_RNN and TRPO_RNN (see the module docstring)."""
 
     takes_recurrent_models = True
+    keeps_acting_pass = False  # the update evaluates each stored row from its stored hidden states
 
     def _setup_on_policy(self) -> None:
         super()._setup_on_policy()

@@ -114,6 +114,7 @@ class AMP(OnPolicyAgent):
     """
 
     _privileged_state_roles = ()  # its value model reads the observations (next values included): refused clearly
+    keeps_acting_pass = False  # the update evaluates the rollout itself, with the values of its own memory layout
 
     def __init__(
         self,
@@ -343,32 +344,17 @@ class AMP(OnPolicyAgent):
                 with self._autocast():
                     # the state statistics are updated on every mini-batch of every epoch [compat]
                     inputs = self._model_inputs(self._state_preprocessor(states[batch], train=True))
-                    _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
-                    log_ratio = log_prob - old_log_prob[batch]
+                    policy_loss, value_loss, entropy_loss, log_ratio = self._mini_batch_losses(
+                        inputs,
+                        inputs,
+                        actions[batch],
+                        old_log_prob[batch],
+                        old_values[batch],
+                        returns[batch],
+                        advantages[batch],
+                    )
                     with torch.no_grad():
                         kl_divergences.append(((torch.exp(log_ratio) - 1) - log_ratio).mean())
-
-                    # clipped surrogate objective
-                    ratio = torch.exp(log_ratio)
-                    surrogate = advantages[batch] * ratio
-                    clipped_surrogate = advantages[batch] * torch.clip(
-                        ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"]
-                    )
-                    policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
-
-                    # entropy bonus
-                    if cfg["entropy_loss_scale"]:
-                        entropy_loss = -cfg["entropy_loss_scale"] * self.policy.get_entropy(role="policy").mean()
-                    else:
-                        entropy_loss = torch.zeros((), device=self.device)
-
-                    # value loss, predictions optionally clipped around the rollout's values
-                    predicted_values, _, _ = self.value.act(inputs, role="value")
-                    if cfg["clip_predicted_values"]:
-                        predicted_values = old_values[batch] + torch.clip(
-                            predicted_values - old_values[batch], -cfg["value_clip"], cfg["value_clip"]
-                        )
-                    value_loss = cfg["value_loss_scale"] * F.mse_loss(returns[batch], predicted_values.float())
 
                     # discriminator loss (the AMP preprocessor's statistics see all three sets)
                     amp_loss = discriminator_loss(

@@ -10,7 +10,6 @@ from typing import Any, Mapping, Optional, Tuple, Union
 
 import gymnasium
 import torch
-import torch.nn.functional as F
 
 from skrl_like.core.agents import ppo as neutral
 from skrl_like.core.agents.config import check_config, with_backend_keys
@@ -24,6 +23,7 @@ from skrl_like.torch.utils.distributed import mean_over_processes
 PPO_DEFAULT_CONFIG = with_backend_keys(
     neutral.PPO_DEFAULT_CONFIG,
     mixed_precision=False,  # enable automatic mixed precision for higher performance
+    compile_update=False,  # torch.compile the update's losses and their gradients (compiled at the first update)
 )
 
 
@@ -54,6 +54,16 @@ class PPO(OnPolicyAgent):
         super().__init__(models, memory, observation_space, action_space, device, cfg)
         self._setup_on_policy()
         self._setup_joint_optimizer(self.policy, self.value)
+        self._setup_losses()
+
+    def _setup_losses(self) -> None:
+        """The mini-batch losses, compiled with ``torch.compile`` when ``cfg["compile_update"]`` is ``True`` (or a
+        dict of ``torch.compile`` keyword arguments): the forward and backward passes of both models. The state
+        statistics, the KL check and the optimizer step stay eager."""
+        options = self.cfg["compile_update"]
+        self._losses = self._mini_batch_losses
+        if options:
+            self._losses = torch.compile(self._mini_batch_losses, **(options if isinstance(options, Mapping) else {}))
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
@@ -70,8 +80,15 @@ class PPO(OnPolicyAgent):
                 with self._autocast():
                     # the state statistics are updated in the first epoch only
                     inputs = self._update_inputs(self._state_preprocessor(states[batch], train=not epoch), batch)
-                    _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
-                    log_ratio = log_prob - old_log_prob[batch]
+                    policy_loss, value_loss, entropy_loss, log_ratio = self._losses(
+                        inputs,
+                        self._value_inputs(inputs, batch, epoch),
+                        actions[batch],
+                        old_log_prob[batch],
+                        old_values[batch],
+                        returns[batch],
+                        advantages[batch],
+                    )
                     if needs_kl:
                         with torch.no_grad():
                             approx_kl = ((torch.exp(log_ratio) - 1) - log_ratio).mean()
@@ -81,30 +98,6 @@ class PPO(OnPolicyAgent):
                         kl_divergences.append(approx_kl)
                         if cfg["kl_threshold"] and approx_kl > cfg["kl_threshold"]:
                             break  # early stopping: leaves this epoch's mini-batch loop only
-
-                    # clipped surrogate objective
-                    ratio = torch.exp(log_ratio)
-                    surrogate = advantages[batch] * ratio
-                    clipped_surrogate = advantages[batch] * torch.clip(
-                        ratio, 1.0 - cfg["ratio_clip"], 1.0 + cfg["ratio_clip"]
-                    )
-                    policy_loss = -torch.min(surrogate, clipped_surrogate).mean()
-
-                    # entropy bonus
-                    if cfg["entropy_loss_scale"]:
-                        entropy = self.policy.get_entropy(role="policy").mean()
-                        entropy_loss = -cfg["entropy_loss_scale"] * entropy
-                    else:
-                        entropy_loss = torch.zeros((), device=self.device)
-
-                    # value loss, predictions optionally clipped around the rollout's values
-                    predicted_values, _, _ = self.value.act(self._value_inputs(inputs, batch, epoch), role="value")
-                    if cfg["clip_predicted_values"]:
-                        predicted_values = old_values[batch] + torch.clip(
-                            predicted_values - old_values[batch], -cfg["value_clip"], cfg["value_clip"]
-                        )
-                    value_loss = cfg["value_loss_scale"] * F.mse_loss(returns[batch], predicted_values.float())
-
                     loss = policy_loss + entropy_loss + value_loss
 
                 optimizer_step(

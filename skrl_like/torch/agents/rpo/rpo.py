@@ -19,6 +19,7 @@ from skrl_like.torch.agents.ppo import PPO
 RPO_DEFAULT_CONFIG = with_backend_keys(
     neutral.RPO_DEFAULT_CONFIG,
     mixed_precision=False,  # enable automatic mixed precision for higher performance
+    compile_update=False,  # torch.compile the update's losses and their gradients (compiled at the first update)
 )
 
 
@@ -52,6 +53,7 @@ class RPO(PPO):
         super(PPO, self).__init__(models, memory, observation_space, action_space, device, cfg)
         self._setup_on_policy()
         self._setup_joint_optimizer(self.policy, self.value)
+        self._setup_losses()
 
     def _model_inputs(self, states: torch.Tensor) -> dict:
         """Every policy and value call (acting, the rollout's log pi_old and values, the update) gets ``alpha``."""

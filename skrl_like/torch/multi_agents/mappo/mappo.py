@@ -29,6 +29,8 @@ _SHARED_KEYS = ("shared_state_preprocessor", "shared_state_preprocessor_kwargs")
 class SharedCriticPPO(PPO):
     """PPO whose value model reads the shared states stored beside the rollout (one MAPPO agent)."""
 
+    keeps_acting_pass = False  # act has no shared states: the update evaluates the rollout's values
+
     def __init__(self, shared_observation_space: Any, cfg: dict, **kwargs: Any) -> None:
         self.shared_observation_space = shared_observation_space
         shared = {key: cfg.pop(key) for key in _SHARED_KEYS}
