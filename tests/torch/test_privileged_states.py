@@ -159,8 +159,9 @@ def test_nothing_is_read_or_stored_when_no_model_asks_for_the_states():
     SequentialTrainer(env, agent, cfg={"timesteps": 4, **QUIET}).train()
     assert agent.privileged_roles == ()
     assert env_states == []
-    assert agent.memory.get_tensor_names() == [
-        "actions", "next_states", "rewards", "states", "terminated", "truncated"
+    assert "privileged_states" not in agent.memory.get_tensor_names()
+    assert agent.memory.get_tensor_names() == [  # the transition, and log pi and V kept from the acting pass
+        "actions", "log_prob", "next_states", "rewards", "states", "terminated", "truncated", "values"
     ]  # fmt: skip
 
 

@@ -422,7 +422,7 @@ def test_trpo_learns_pendulum():
     env = pendulum(4)
     env._env.reset(seed=42)
     agent = make_agent(env, rollouts=256, experiment=NO_FILES)  # more updates in a short run
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6000})
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 12000})
     trainer.train()
     returns = trainer.evaluate_episodes(num_episodes=8)
     # untrained policies score about -1200 (-1000..-1600)
