@@ -270,3 +270,21 @@ def test_the_runner_keeps_skrl_1_4s_states_as_the_observations():
 def test_the_runner_refuses_skrl2_states_it_cannot_feed(value_input, separate, state_size, message):
     with pytest.raises(RunnerConfigError, match=message):
         Runner(stand_in(state_size), runner_config(value_input, separate))
+
+
+def test_a_recurrent_agent_refuses_a_value_model_that_reads_the_envs_states():
+    from skrl_like.torch.agents.ppo import PPO_RNN
+
+    env = stand_in()
+    recurrent = [{"name": "rnn", "input": "STATES", "type": "GRU", "layers": [8], "sequence_length": 2}]
+    policy = gaussian_model(
+        observation_space=env.observation_space, action_space=env.action_space, network=recurrent, output="ACTIONS"
+    )
+    with pytest.raises(ValueError, match="PPO_RNN: the recurrent agents do not feed the env's privileged states"):
+        PPO_RNN(
+            models={"policy": policy, "value": value_model(env)},
+            memory=RandomMemory(4, num_envs=NUM_ENVS),
+            observation_space=env.observation_space,
+            action_space=env.action_space,
+            cfg=config(PPO_DEFAULT_CONFIG, rollouts=4, mini_batches=2),
+        )
