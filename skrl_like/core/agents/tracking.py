@@ -97,7 +97,10 @@ class AgentTracking:
 
     @property
     def tracking_data(self) -> Dict[str, list]:
-        """The values tracked since the last write, by tag: numbers (device scalars are read here, all at once)."""
+        """The values tracked since the last write, by tag: numbers (device scalars and kept update reports are read
+        here, all at once)."""
+        if self._unread_reports:
+            self._read_reports()
         if self._unread_tags:
             self._read_tracked_scalars()
         return self._tracked

@@ -119,7 +119,7 @@ class Agent(AgentCore):
         return flax.serialization.to_bytes(state)  # what _check_state reads, as from a file of Agent.save
 
     def _read_scalars(self, values: List[Any]) -> List[float]:
-        return [float(value) for value in jax.device_get(values)]  # one transfer for all of them
+        return [float(np.asarray(value).reshape(())) for value in jax.device_get(values)]  # one transfer for all
 
     def _read_arrays(self, arrays: List[Any]) -> List[np.ndarray]:
         return [np.asarray(array) for array in jax.device_get(arrays)]
