@@ -20,8 +20,8 @@ from skrl_like.jax.memories import RandomMemory as JaxMemory
 from skrl_like.jax.models import GaussianMixin as JaxGaussian
 from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
+from skrl_like.torch.agents import base as torch_agent_base
 from skrl_like.torch.agents.sac import SAC as TorchSAC
-from skrl_like.torch.agents.sac import sac as torch_sac_module
 from skrl_like.torch.memories import RandomMemory as TorchMemory
 from skrl_like.torch.models import GaussianMixin as TorchGaussian
 from skrl_like.torch.models import Model as TorchModel
@@ -70,7 +70,7 @@ def same_batch_and_noise(monkeypatch):
     """Both backends sample the hand-made batch at every gradient step and draw ``noise_pattern`` as normal noise."""
     data = batch()
     monkeypatch.setattr(
-        torch_sac_module, "sample_batch", lambda memory, names, size: [torch.tensor(data[name]) for name in names]
+        torch_agent_base, "sample_batch", lambda memory, names, size: [torch.tensor(data[name]) for name in names]
     )
     monkeypatch.setattr(
         jax_sac_module,

@@ -116,12 +116,7 @@ def check_sequences(
 ) -> None:
     """The rollout is cut into whole sequences of ``sequence_length`` steps of one environment, and every
     mini-batch holds whole sequences."""
-    if memory_size < sequence_length:
-        raise ValueError(
-            f"{algorithm}: the memory holds {memory_size} steps per environment, fewer than one sequence of "
-            f"{sequence_length} steps (the models' sequence_length): use a memory (and cfg['rollouts']) of at least "
-            f"{sequence_length} steps, or a shorter sequence_length"
-        )
+    check_memory_holds_sequence(algorithm, sequence_length, memory_size)
     if rollouts % sequence_length:
         raise ValueError(
             f"{algorithm}: cfg['rollouts'] = {rollouts} is not a multiple of the models' sequence_length "
@@ -136,6 +131,53 @@ def check_sequences(
             f"(rollouts / sequence_length x num_envs) into whole sequences: use a mini_batches that divides "
             f"{sequences}"
         )
+
+
+def check_memory_holds_sequence(algorithm: str, sequence_length: int, memory_size: int) -> None:
+    """A memory of ``memory_size`` steps per environment holds at least one sequence of ``sequence_length`` steps."""
+    if memory_size < sequence_length:
+        raise ValueError(
+            f"{algorithm}: the memory holds {memory_size} steps per environment, fewer than one sequence of "
+            f"{sequence_length} steps (the models' sequence_length): use a memory (and cfg['rollouts']) of at least "
+            f"{sequence_length} steps, or a shorter sequence_length"
+        )
+
+
+def replay_recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Sequence[str]) -> RecurrentRoles:
+    """The recurrent roles of an off-policy ``_RNN`` agent (SAC_RNN, TD3_RNN, DDPG_RNN), ``roles`` its models.
+
+    Only the policy runs while acting, so only the policy carries and stores hidden states; in the update every
+    recurrent model (the policy, the critics, the targets) starts each sampled sequence from the policy's stored
+    state, as in skrl 1.4.3 (its critics never see the environment step by step). So the policy is recurrent and
+    every recurrent model has the policy's hidden-state sizes."""
+    recurrent = recurrent_roles(algorithm, models, roles)
+    policy = recurrent.specifications.get("policy")
+    if policy is None:
+        raise ValueError(
+            f"{algorithm}: the {sorted(recurrent.specifications)} model(s) are recurrent but the policy is not: only "
+            "the policy runs while acting, so its stored hidden states are the ones every recurrent model starts a "
+            "sampled sequence from; give the policy a recurrent layer too, or use feedforward models with the "
+            "feedforward agent"
+        )
+    layout = [(size[0], size[2]) for size in policy.sizes]
+    for role, specification in recurrent.specifications.items():
+        sizes = [(size[0], size[2]) for size in specification.sizes]
+        if sizes != layout:
+            raise ValueError(
+                f"{algorithm}: the '{role}' model's hidden states (num_layers, hidden_size) {sizes} differ from the "
+                f"policy's {layout}: every recurrent model of an off-policy agent starts its sampled sequences from "
+                "the policy's stored hidden states (as skrl does); give it the policy's recurrent sizes"
+            )
+    return RecurrentRoles(
+        recurrent.specifications, dict.fromkeys(recurrent.specifications, "policy"), policy.sequence_length
+    )
+
+
+def replay_holds_sequences(memory: Any, sequence_length: int, batch_size: int) -> bool:
+    """Whether the replay memory holds ``batch_size`` distinct starts of a sequence of ``sequence_length`` steps: an
+    off-policy ``_RNN`` agent's update waits until it does (every batch is then ``batch_size`` whole sequences, a
+    static shape, drawn with or without replacement)."""
+    return len(memory) - memory.num_envs * (sequence_length - 1) >= batch_size
 
 
 class HiddenStatesCore:
