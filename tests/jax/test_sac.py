@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, initial_weights, noise_pattern, reference_update
 
+from skrl_like.jax.agents import base as jax_agent_base
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG
 from skrl_like.jax.agents.sac import sac as sac_module
 from skrl_like.jax.envs.wrappers import wrap_env
@@ -117,7 +118,7 @@ def fixed_batch_and_noise(monkeypatch):
     def sample_batches(memory, names, batch_size, gradient_steps):
         return tuple(jnp.stack([jnp.asarray(data[name])] * gradient_steps) for name in names)
 
-    monkeypatch.setattr(sac_module, "sample_batches", sample_batches)
+    monkeypatch.setattr(jax_agent_base, "sample_batches", sample_batches)
     monkeypatch.setattr(
         jax.random, "normal", lambda key, shape=(), dtype=jnp.float32: jnp.asarray(noise_pattern(shape), dtype)
     )
@@ -202,9 +203,9 @@ def test_every_gradient_step_draws_fresh_policy_noise(monkeypatch):
     keys = []
     original = sac_module.SAC._policy_loss
 
-    def spy(self, policy_params, learner, states, alpha, key):
+    def spy(self, policy_params, learner, states, alpha, key, sequence):
         jax.debug.callback(lambda k: keys.append(np.asarray(k)), key)
-        return original(self, policy_params, learner, states, alpha, key)
+        return original(self, policy_params, learner, states, alpha, key, sequence)
 
     monkeypatch.setattr(sac_module.SAC, "_policy_loss", spy)
     env = pendulum()
