@@ -143,14 +143,15 @@ def check_memory_holds_sequence(algorithm: str, sequence_length: int, memory_siz
         )
 
 
-def replay_recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Sequence[str]) -> RecurrentRoles:
-    """The recurrent roles of an off-policy ``_RNN`` agent (SAC_RNN, TD3_RNN, DDPG_RNN), ``roles`` its models.
+def replay_recurrent_roles(algorithm: str, models: Mapping[str, Any], memory: Any) -> RecurrentRoles:
+    """The recurrent roles of an off-policy ``_RNN`` agent (SAC_RNN, TD3_RNN, DDPG_RNN), checked with its replay
+    ``memory`` (``None``: an agent that only acts), which must hold at least one sequence.
 
     Only the policy runs while acting, so only the policy carries and stores hidden states; in the update every
     recurrent model (the policy, the critics, the targets) starts each sampled sequence from the policy's stored
     state, as in skrl 1.4.3 (its critics never see the environment step by step). So the policy is recurrent and
     every recurrent model has the policy's hidden-state sizes."""
-    recurrent = recurrent_roles(algorithm, models, roles)
+    recurrent = recurrent_roles(algorithm, models, tuple(models))
     policy = recurrent.specifications.get("policy")
     if policy is None:
         raise ValueError(
@@ -168,9 +169,17 @@ def replay_recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Seq
                 f"policy's {layout}: every recurrent model of an off-policy agent starts its sampled sequences from "
                 "the policy's stored hidden states (as skrl does); give it the policy's recurrent sizes"
             )
+    if memory is not None:
+        check_memory_holds_sequence(algorithm, policy.sequence_length, memory.memory_size)
     return RecurrentRoles(
         recurrent.specifications, dict.fromkeys(recurrent.specifications, "policy"), policy.sequence_length
     )
+
+
+def replay_environments(roles: RecurrentRoles, memory: Any) -> int:
+    """How many environments an off-policy ``_RNN`` agent carries hidden states for: its memory's, else the
+    policy's specification's ``num_envs``."""
+    return memory.num_envs if memory is not None else roles.specifications["policy"].sizes[0][1]
 
 
 def replay_holds_sequences(memory: Any, sequence_length: int, batch_size: int) -> bool:
@@ -262,6 +271,16 @@ class HiddenStatesCore:
             role: [self._keep_where_running(state, ended) for state in self.after_step[role]] for role in self.current
         }
         self.after_step = dict(self.current)
+
+    #: backend: the dtype of the stored states' memory tensors
+    dtype: Any = None
+
+    def create_memory_tensors(self, memory: Any) -> None:
+        """Create the memory tensors of the stored states (:meth:`memory_tensors`); nothing without a memory."""
+        if memory is None:
+            return
+        for name, shape in self.memory_tensors().items():
+            memory.create_tensor(name=name, size=shape, dtype=self.dtype, keep_dimensions=True)
 
     def memory_tensors(self) -> Dict[str, Tuple[int, int]]:
         """Every stored memory tensor's per-row shape ``(num_layers, hidden_size)``."""

@@ -16,9 +16,9 @@ import numpy as np
 from skrl_like.core.agents.recurrent import (
     HiddenStatesCore,
     carried_environments,
-    check_memory_holds_sequence,
     hidden_state_names,
     recurrent_roles,
+    replay_environments,
     replay_holds_sequences,
     replay_recurrent_roles,
 )
@@ -33,6 +33,8 @@ _CARRIED = "carried_"
 
 class HiddenStates(HiddenStatesCore):
     __doc__ = HiddenStatesCore.__doc__
+
+    dtype = jnp.float32
 
     def _zeros(self, shape: Tuple[int, ...]) -> jax.Array:
         return jnp.zeros(shape, dtype=jnp.float32)
@@ -224,22 +226,15 @@ class RecurrentOffPolicyAgent(Agent):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        algorithm = type(self).__name__
-        self._recurrent = replay_recurrent_roles(algorithm, self.models, tuple(self.models))
+        self._recurrent = replay_recurrent_roles(type(self).__name__, self.models, self.memory)
         self.sequence_length = self._recurrent.sequence_length
-        if self.memory is not None:
-            check_memory_holds_sequence(algorithm, self.sequence_length, self.memory.memory_size)
         self.hidden_states: Optional[HiddenStates] = None
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         """The replay memory's arrays and the jitted functions, then the hidden states (zeros) and their arrays."""
         super().init(trainer_cfg)
-        num_envs = self._recurrent.specifications["policy"].sizes[0][1]
-        num_envs = self.memory.num_envs if self.memory is not None else num_envs
-        self.hidden_states = HiddenStates(self._recurrent, num_envs)
-        if self.memory is not None:
-            for name, shape in self.hidden_states.memory_tensors().items():
-                self.memory.create_tensor(name=name, size=shape, dtype=jnp.float32, keep_dimensions=True)
+        self.hidden_states = HiddenStates(self._recurrent, replay_environments(self._recurrent, self.memory))
+        self.hidden_states.create_memory_tensors(self.memory)
 
     def compiled_obstacles(self) -> List[str]:
         return [f"{type(self).__name__}: recurrent agents have no compiled form yet; use the SequentialTrainer"]

@@ -1,18 +1,8 @@
-"""SAC with recurrent models (skrl's ``SAC_RNN``), torch backend: SAC's update on sequences
-sampled from the replay memory.
-
-The same config (``SAC_DEFAULT_CONFIG``) and constructor as :class:`~skrl_like.torch.agents.sac.SAC`; the hidden
-states are carried, stored and fed by :class:`~skrl_like.torch.agents.recurrent.RecurrentOffPolicyAgent`.
-"""
+"""skrl's ``SAC_RNN``: :class:`SAC` on sequences, see ``docs/recurrent.md``."""
 
 from skrl_like.torch.agents.recurrent import RecurrentOffPolicyAgent
 from skrl_like.torch.agents.sac.sac import SAC
 
 
 class SAC_RNN(RecurrentOffPolicyAgent, SAC):
-    """Soft Actor-Critic with a recurrent policy (and optionally recurrent critics; see ``docs/recurrent.md``).
-
-    Takes :class:`SAC`'s arguments. The policy is recurrent (``get_specification()["rnn"]``); recurrent critics
-    have its hidden-state sizes; the memory holds at least one sequence (``memory_size >= sequence_length``), and an
-    update draws ``batch_size`` sequences of ``sequence_length`` steps.
-    """
+    """Soft Actor-Critic with a recurrent policy: :class:`SAC`'s arguments and config (:class:`RecurrentOffPolicyAgent`)."""
