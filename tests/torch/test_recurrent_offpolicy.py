@@ -241,3 +241,17 @@ def test_a_short_run_on_pendulum(agent_class):
     SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 24}).train()
     assert not all(torch.equal(a, b) for a, b in zip(before, agent.policy.parameters()))
     assert all(torch.isfinite(p).all() for p in agent.policy.parameters())
+
+
+@pytest.mark.parametrize("agent_class", [SAC_RNN, TD3_RNN])
+def test_the_policy_still_steps_its_memory_during_the_random_warm_up(agent_class):
+    torch.manual_seed(4)
+    agent = make_agent(agent_class, random_timesteps=10)
+    agent.init()
+    agent.set_running_mode("train")
+    states = torch.rand(2, 3)
+    agent.policy.set_mode("eval")
+    expected = agent.policy.act({"states": states, "rnn": [torch.zeros(1, 2, 4)]}, role="policy")[2]["rnn"][0]
+    step(agent, states, [False, False])
+    assert torch.allclose(agent.hidden_states.inputs("policy")[0], expected)
+    assert expected.abs().sum() > 0
