@@ -50,6 +50,7 @@ def play_episodes(
             with trainer._no_grad():
                 actions = trainer._act(states, timestep, trainer.timesteps, evaluate=True)
                 next_states, rewards, terminated, truncated, _ = env.step(actions)
+                agent._advance_carried_state(terminated, truncated)  # a recurrent agent's hidden states move on
             running += trainer._to_numpy(rewards).reshape(-1)
             steps += 1
             done = (trainer._to_numpy(terminated) | trainer._to_numpy(truncated)).reshape(-1).astype(bool)

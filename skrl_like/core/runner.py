@@ -20,6 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 import yaml
 
 from skrl_like import logger
+from skrl_like.core.agents.recurrent import recurrent_model_roles
 from skrl_like.core.config import did_you_mean
 from skrl_like.core.seeding import set_seed
 
@@ -52,6 +53,10 @@ AGENTS: Dict[str, Tuple[str, str]] = {
     "mappo": ("multi_agents.mappo", "MAPPO"),
 }
 MULTI_AGENT = {"ippo", "mappo"}
+# the agents with a recurrent form (skrl's ``_RNN`` agents, with the feedforward agent's config): a model with a
+# GRU, LSTM or RNN layer makes the Runner build it
+RECURRENT_AGENTS = {"ppo": "PPO_RNN", "a2c": "A2C_RNN", "rpo": "RPO_RNN", "trpo": "TRPO_RNN"}
+AGENTS.update({component_key(name): (AGENTS[key][0], name) for key, name in RECURRENT_AGENTS.items()})
 
 # models.<role>.class -> the model instantiator that builds it
 MODELS: Dict[str, Tuple[str, str]] = {
@@ -561,11 +566,16 @@ class RunnerCore:
     def _default_agent_config(self) -> Mapping[str, Any]:
         """The backend's ``<ALGORITHM>_DEFAULT_CONFIG`` of ``agent.class``."""
         module, attribute = AGENTS[component_key(self._cfg["agent"]["class"])]
-        return getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), f"{attribute}_DEFAULT_CONFIG")
+        config = f"{attribute.removesuffix('_RNN')}_DEFAULT_CONFIG"  # an _RNN agent takes its feedforward config
+        return getattr(importlib.import_module(f"skrl_like.{self.backend}.{module}"), config)
 
     def _generate_agent(self, env: Any, cfg: dict, models: Dict[str, Dict[str, Any]]) -> Any:
         key = component_key(cfg["agent"]["class"])
         agent_class = self._component(AGENTS, cfg["agent"]["class"], "agent", "agent.class")
+        recurrent = recurrent_model_roles(self._class_name, models)
+        if recurrent and key in RECURRENT_AGENTS:
+            logger.info(f"models {recurrent} are recurrent: agent.class {self._class_name} runs as its recurrent form")
+            agent_class = self._component(AGENTS, RECURRENT_AGENTS[key], "agent", "agent.class")
         defaults = self._default_agent_config()
         section = self._process_cfg({k: v for k, v in cfg["agent"].items() if k != "class"}, "agent")
         agent_cfg = copy.deepcopy(dict(defaults))

@@ -34,7 +34,7 @@ def test_a_valid_layout_passes():
         ([], "must be a dict, got list"),
         (config(trainr={}), "Unknown section 'trainr' in the Runner configuration. Did you mean 'trainer'?"),
         ({"agent": {"class": "PPO"}}, "needs a 'models' section"),
-        (config(agent={"rollouts": 16}), "agent.class is missing: name the algorithm, one of A2C, AMP, CEM"),
+        (config(agent={"rollouts": 16}), "agent.class is missing: name the algorithm, one of A2C, A2C_RNN, AMP, CEM"),
         (config(agent={"class": "PPOO"}), "Unknown agent 'PPOO' in agent.class. Did you mean 'PPO'?"),
         (config(models={"separate": True}), "defines no model"),
         (config(models={"policy": {"network": NETWORK}}), "models.policy must be a mapping with a 'class'"),

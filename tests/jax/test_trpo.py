@@ -143,7 +143,9 @@ def test_one_policy_step_stays_within_the_kl_bound_and_improves_the_surrogate(ma
     old_mean, old_log_std = _numpy_distribution(params, states)
     old_log_prob = _numpy_log_prob(old_mean, old_log_std, actions)[:, None].astype(np.float32)
 
-    new_params, surrogate_before, trial = jax.jit(agent._policy_step)(params, states, actions, old_log_prob, advantages)
+    new_params, surrogate_before, trial = jax.jit(agent._policy_step)(
+        params, agent._model_inputs(states), actions, old_log_prob, advantages
+    )
 
     mean, log_std = _numpy_distribution(new_params, states)
     var_1, var_2 = np.exp(2 * old_log_std), np.exp(2 * log_std)
@@ -161,7 +163,7 @@ def test_the_line_search_restores_the_policy_when_no_trial_is_accepted():
     states, actions, advantages = _tiny_problem()
     params = agent.policy.state_dict.params
     old_log_prob = _numpy_log_prob(*_numpy_distribution(params, states), actions)[:, None].astype(np.float32)
-    new_params, _, trial = agent._policy_step(params, states, actions, old_log_prob, advantages)
+    new_params, _, trial = agent._policy_step(params, agent._model_inputs(states), actions, old_log_prob, advantages)
     for a, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(new_params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert float(trial.stddev) == pytest.approx(float(np.exp(-0.5)), rel=1e-6)

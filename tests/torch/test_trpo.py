@@ -209,7 +209,7 @@ def test_one_policy_step_stays_within_the_kl_bound_and_improves_the_surrogate(ma
     old = _distribution(agent.policy, states)
     old_log_prob = old.log_prob(actions).sum(-1, keepdim=True)
 
-    surrogate_before, stddev = agent._policy_step(states, actions, old_log_prob, advantages)
+    surrogate_before, stddev = agent._policy_step(agent._model_inputs(states), actions, old_log_prob, advantages)
 
     new = _distribution(agent.policy, states)
     kl = kl_divergence(old, new).sum(-1).mean()
@@ -228,7 +228,7 @@ def test_the_line_search_restores_the_policy_when_no_trial_is_accepted():
     states, actions, advantages = _tiny_problem()
     before = [parameter.detach().clone() for parameter in agent.policy.parameters()]
     old_log_prob = _distribution(agent.policy, states).log_prob(actions).sum(-1, keepdim=True)
-    _, stddev = agent._policy_step(states, actions, old_log_prob, advantages)
+    _, stddev = agent._policy_step(agent._model_inputs(states), actions, old_log_prob, advantages)
     for parameter, original in zip(agent.policy.parameters(), before):
         torch.testing.assert_close(parameter.detach(), original, rtol=0, atol=0)
     assert float(stddev) == pytest.approx(float(np.exp(-0.5)), rel=1e-6)
@@ -246,7 +246,7 @@ def test_a_policy_with_a_hidden_layer_also_satisfies_the_bound():
 
     old = distribution()
     old_log_prob = old.log_prob(actions).sum(-1, keepdim=True)
-    surrogate_before, _ = agent._policy_step(states, actions, old_log_prob, advantages)
+    surrogate_before, _ = agent._policy_step(agent._model_inputs(states), actions, old_log_prob, advantages)
     new = distribution()
     assert 0 < float(kl_divergence(old, new).sum(-1).mean()) < 0.01
     surrogate = (advantages * torch.exp(new.log_prob(actions).sum(-1, keepdim=True) - old_log_prob)).mean()

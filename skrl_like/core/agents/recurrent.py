@@ -46,6 +46,14 @@ def recurrent_specification(model: Any, role: str, algorithm: str) -> Optional[R
     return RecurrentSpecification(sequence_length, tuple(tuple(int(n) for n in size) for size in sizes))
 
 
+def zero_state_shapes(model: Any, rows: int) -> List[Tuple[int, int, int]]:
+    """The shapes of zero hidden states for one acting call of ``model`` on ``rows`` observations (none for a
+    feedforward model): what the construction checks run a recurrent model with."""
+    get = getattr(model, "get_specification", None)
+    rnn = (get() if callable(get) else {}).get("rnn") or {}
+    return [(int(size[0]), rows, int(size[2])) for size in rnn.get("sizes", [])]
+
+
 def hidden_state_names(role: str, count: int) -> List[str]:
     """The memory tensors of a role's stored hidden states (skrl's names)."""
     return [f"rnn_{role}_{index}" for index in range(count)]
@@ -74,6 +82,16 @@ class RecurrentRoles(NamedTuple):
     specifications: Dict[str, RecurrentSpecification]
     owners: Dict[str, str]  # per recurrent role: itself, or the first role filled by the same model
     sequence_length: int
+
+
+def recurrent_model_roles(algorithm: str, models: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The roles (``uid.role`` for several agents) whose model is recurrent, of ``{uid: {role: model}}``."""
+    return [
+        role if len(models) == 1 else f"{uid}.{role}"
+        for uid, roles in models.items()
+        for role, model in roles.items()
+        if recurrent_specification(model, role, algorithm) is not None
+    ]
 
 
 def recurrent_roles(algorithm: str, models: Mapping[str, Any], roles: Sequence[str]) -> RecurrentRoles:

@@ -36,6 +36,7 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax import models
 from skrl_like.jax.agents.mechanics import fresh_optimizer, make_adam, step_scheduler
@@ -390,6 +391,8 @@ class Agent(AgentCore):
         if not hasattr(model, "state_dict"):
             raise ValueError("the model has no parameters yet")
         inputs = {"states": jnp.zeros((2, width), jnp.float32)}
+        if shapes := zero_state_shapes(model, 2):  # a recurrent model: one acting step from zero hidden states
+            inputs["rnn"] = [jnp.zeros(shape, jnp.float32) for shape in shapes]
         if action_width is not None:
             inputs["taken_actions"] = jnp.full((2, action_width), action_value, jnp.float32)
         return model.apply(model.state_dict.params, inputs, role)[0]

@@ -227,7 +227,7 @@ class OnPolicyAgent(Agent):
         row's stored hidden states."""
         return self._model_inputs(processed, key)
 
-    def _update_inputs(self, batch: Any, key: Any) -> dict:
+    def _update_inputs(self, batch: Any, key: Any = UNUSED_KEY) -> dict:
         """The policy's inputs in the update for a mini-batch (its states preprocessed): a recurrent agent adds the
         rows' stored hidden states and episode ends."""
         return self._model_inputs(batch.states, key)

@@ -10,6 +10,7 @@ import torch
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.torch import models
 from skrl_like.torch.agents.off_policy import sample_batch
 from skrl_like.torch.agents.tracking import EpisodeTracker
@@ -167,6 +168,8 @@ class Agent(AgentCore):
         self, model: Any, role: str, width: int, action_width: Optional[int] = None, action_value: float = 0.0
     ) -> torch.Tensor:
         inputs = {"states": torch.zeros(2, width, device=model.device)}
+        if shapes := zero_state_shapes(model, 2):  # a recurrent model: one acting step from zero hidden states
+            inputs["rnn"] = [torch.zeros(shape, device=model.device) for shape in shapes]
         if action_width is not None:
             inputs["taken_actions"] = torch.full((2, action_width), action_value, device=model.device)
         was_training = model.training

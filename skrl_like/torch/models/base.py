@@ -258,7 +258,8 @@ class Model(torch.nn.Module):
     def init_state_dict(self, role: str = "", inputs: Mapping[str, Any] = {}) -> None:
         """Run the network once so that lazy layers (``nn.LazyLinear``...) get their shapes.
 
-        Call it before building the agent: the optimizer must see materialised parameters.
+        Call it before building the agent: the optimizer must see materialised parameters. A recurrent model takes one
+        acting step from zero hidden states of its ``get_specification()`` sizes.
 
         :param role: role passed to ``compute``.
         :param inputs: example inputs; by default one random sample of the observation and action spaces.
@@ -280,8 +281,16 @@ class Model(torch.nn.Module):
                 for key, value in inputs.items()
             }
         self.to(self.device)
+        recurrent = self.get_specification().get("rnn")
+        training = self.training
+        if recurrent and "rnn" not in inputs:  # one acting step from zero hidden states for the sample's rows
+            rows = inputs["states"].shape[0]
+            zeros = [torch.zeros(size[0], rows, *size[2:], device=self.device) for size in recurrent["sizes"]]
+            inputs = {**inputs, "rnn": zeros}
+            self.train(False)
         with torch.no_grad():
             self.compute(inputs, role)
+        self.train(training)
 
     def init_parameters(self, method_name: str = "normal_", *args: Any, **kwargs: Any) -> None:
         """Initialise every parameter with ``torch.nn.init.<method_name>(parameter, *args, **kwargs)``.

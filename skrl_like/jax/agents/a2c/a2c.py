@@ -86,7 +86,7 @@ class A2C(OnPolicyAgent):
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The A2C loss of one mini-batch (pure): ``(total, aux)``."""
         cfg = self.cfg
-        inputs = self._model_inputs(batch.states, key)
+        inputs = self._update_inputs(batch, key)
         _, log_prob, outputs = self.policy.act(
             {**inputs, "taken_actions": batch.actions}, role="policy", params=trainable.policy
         )
@@ -103,7 +103,9 @@ class A2C(OnPolicyAgent):
             entropy_loss = jnp.zeros(())
 
         # value regression on the GAE returns (A2C has no value_loss_scale)
-        predicted_values, _, _ = self.value.act(inputs, role="value", params=trainable.value)
+        predicted_values, _, _ = self.value.act(
+            self._value_inputs(inputs, batch, key), role="value", params=trainable.value
+        )
         value_loss = jnp.mean((batch.returns - predicted_values) ** 2)
 
         total = policy_loss + entropy_loss + value_loss

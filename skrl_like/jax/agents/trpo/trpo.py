@@ -28,7 +28,7 @@ from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.trpo import IGNORED_KEYS, TRPO_DEFAULT_CONFIG, check_trpo_models  # JAX adds no keys
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
-from skrl_like.jax.agents.on_policy import LearnerState, Losses, OnPolicyAgent, Rollout
+from skrl_like.jax.agents.on_policy import UNUSED_KEY, LearnerState, Losses, OnPolicyAgent, Rollout
 from skrl_like.jax.models import GaussianMixin
 from skrl_like.jax.utils.distributed import mean_over_processes
 
@@ -171,11 +171,13 @@ class TRPO(OnPolicyAgent):
         mean_actions = outputs["mean_actions"]
         return surrogate, mean_actions, jnp.broadcast_to(outputs["log_std"], mean_actions.shape)
 
-    def _policy_step(self, params: Any, states, actions, old_log_prob, advantages) -> Tuple[Any, jax.Array, Trial]:
-        """One natural-gradient step of the policy within the trust region: ``(params, surrogate before the step,
-        trial)``, the trial at the new parameters (the start's when no step was accepted)."""
+    def _policy_step(
+        self, params: Any, inputs: dict, actions, old_log_prob, advantages
+    ) -> Tuple[Any, jax.Array, Trial]:
+        """One natural-gradient step of the policy within the trust region, on the rollout's policy ``inputs``:
+        ``(params, surrogate before the step, trial)``, the trial at the new parameters (the start's when no step
+        was accepted)."""
         cfg = self.cfg
-        inputs = self._model_inputs(states)
         start, unravel = ravel_pytree(params)
 
         def surrogate_and_distribution(flat: jax.Array) -> Tuple[jax.Array, ...]:
@@ -230,25 +232,28 @@ class TRPO(OnPolicyAgent):
 
         # the state statistics are updated with the whole rollout, then again in the first value epoch (skrl)
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
+        stored_states, batch = batch.states, batch._replace(states=states)
         policy, policy_loss, trial = self._policy_step(
-            learner.policy, states, batch.actions, batch.log_prob, batch.advantages
+            learner.policy, self._update_inputs(batch), batch.actions, batch.log_prob, batch.advantages
         )
         learner = learner._replace(policy=policy, state_preprocessor=statistics)
         policy_finite = jnp.stack([jnp.isfinite(policy_loss), all_finite(policy)])
 
-        def value_loss(value_params: Any, states: jax.Array, returns: jax.Array) -> jax.Array:
-            predicted_values, _, _ = self.value.act(self._model_inputs(states), role="value", params=value_params)
-            return cfg["value_loss_scale"] * jnp.mean((returns - predicted_values) ** 2)
+        def value_loss(value_params: Any, rows: Any) -> jax.Array:
+            inputs = self._value_inputs(self._update_inputs(rows), rows, UNUSED_KEY)
+            predicted_values, _, _ = self.value.act(inputs, role="value", params=value_params)
+            return cfg["value_loss_scale"] * jnp.mean((rows.returns - predicted_values) ** 2)
 
         def mini_batch_step(carry: Tuple[LearnerState, jax.Array], rows: Any) -> Tuple[Any, jax.Array]:
             learner, first_epoch = carry
-            statistics, states = self._state_functional(learner.state_preprocessor, rows[0], train=first_epoch)
-            loss, grads = jax.value_and_grad(value_loss)(learner.value, states, rows[1])
+            statistics, states = self._state_functional(learner.state_preprocessor, rows.states, train=first_epoch)
+            loss, grads = jax.value_and_grad(value_loss)(learner.value, rows._replace(states=states))
             value_optimizer, value = learner.value_optimizer.update(grads, learner.value, learner.learning_rate)
             learner = learner._replace(value=value, value_optimizer=value_optimizer, state_preprocessor=statistics)
             return (learner, first_epoch), jnp.stack([loss, all_finite(value).astype(loss.dtype)])
 
-        mini_batches = contiguous_mini_batches((batch.states, batch.returns), cfg["mini_batches"])
+        # the stored states: the value epochs preprocess them again (the batch's were preprocessed for the policy)
+        mini_batches = contiguous_mini_batches(batch._replace(states=stored_states), cfg["mini_batches"])
 
         def epoch_step(learner: LearnerState, epoch: jax.Array) -> Tuple[LearnerState, jax.Array]:
             (learner, _), records = jax.lax.scan(mini_batch_step, (learner, epoch == 0), mini_batches)

@@ -65,7 +65,7 @@ class A2C(OnPolicyAgent):
         for batch in batches:  # one pass, no epochs
             with self._autocast():
                 # the state statistics are updated on every mini-batch [compat]
-                inputs = self._model_inputs(self._state_preprocessor(states[batch], train=True))
+                inputs = self._update_inputs(self._state_preprocessor(states[batch], train=True), batch)
                 _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions[batch]}, role="policy")
                 if needs_kl:
                     with torch.no_grad():
@@ -82,7 +82,7 @@ class A2C(OnPolicyAgent):
                     entropy_loss = torch.zeros((), device=self.device)
 
                 # value regression on the GAE returns (A2C has no value_loss_scale)
-                predicted_values, _, _ = self.value.act(inputs, role="value")
+                predicted_values, _, _ = self.value.act(self._value_inputs(inputs, batch, 0), role="value")
                 value_loss = F.mse_loss(returns[batch], predicted_values.float())
 
                 loss = policy_loss + entropy_loss + value_loss

@@ -166,13 +166,12 @@ class TRPO(OnPolicyAgent):
         return PolicyEvaluation(surrogate, outputs["mean_actions"], self.policy.get_log_std(role="policy"))
 
     def _policy_step(
-        self, states: torch.Tensor, actions: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor
+        self, inputs: dict, actions: torch.Tensor, old_log_prob: torch.Tensor, advantages: torch.Tensor
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """One natural-gradient step of the policy within the trust region: ``(surrogate before the step, mean
-        standard deviation after it)``."""
+        """One natural-gradient step of the policy within the trust region, on the rollout's policy ``inputs``:
+        ``(surrogate before the step, mean standard deviation after it)``."""
         cfg = self.cfg
         parameters = [parameter for parameter in self.policy.parameters() if parameter.requires_grad]
-        inputs = self._model_inputs(states)
 
         def flat_grad(output: torch.Tensor, **kwargs: Any) -> torch.Tensor:
             grads = torch.autograd.grad(output, parameters, allow_unused=True, **kwargs)
@@ -233,15 +232,16 @@ class TRPO(OnPolicyAgent):
 
         # the state statistics are updated with the whole rollout, then again in the first value epoch (skrl)
         states = self._state_preprocessor(batch.states, train=True)
-        policy_loss, stddev = self._policy_step(states, batch.actions, batch.log_prob, batch.advantages)
+        inputs = self._update_inputs(states, slice(None))
+        policy_loss, stddev = self._policy_step(inputs, batch.actions, batch.log_prob, batch.advantages)
         policy_flags = torch.stack([torch.isfinite(policy_loss), parameters_finite(list(self.policy.parameters()))])
 
         # value fitting: epochs x contiguous mini-batches with the value optimizer
         value_losses, stepped_finite = [], []
         for epoch in range(cfg["learning_epochs"]):
             for rows in mini_batch_slices(len(batch.states), cfg["mini_batches"]):
-                inputs = self._model_inputs(self._state_preprocessor(batch.states[rows], train=not epoch))
-                predicted_values, _, _ = self.value.act(inputs, role="value")
+                inputs = self._update_inputs(self._state_preprocessor(batch.states[rows], train=not epoch), rows)
+                predicted_values, _, _ = self.value.act(self._value_inputs(inputs, rows, epoch), role="value")
                 value_loss = cfg["value_loss_scale"] * F.mse_loss(batch.returns[rows], predicted_values)
                 optimizer_step(
                     value_loss,
