@@ -6,6 +6,7 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from recurrent_offpolicy_runner import runner_cfg
 from torch import nn
 
 from skrl_like.torch.agents.ddpg import DDPG_RNN
@@ -261,27 +262,8 @@ def test_the_policy_still_steps_its_memory_during_the_random_warm_up(agent_class
 def test_the_runner_runs_a_policy_with_a_recurrent_layer_as_the_recurrent_agent(agent_class):
     from skrl_like.torch.utils.runner import Runner
 
-    trunk = [
-        {"name": "mlp", "input": "OBSERVATIONS", "layers": [8], "activations": "elu"},
-        {"name": "rnn", "input": "mlp", "type": "GRU", "layers": [8], "sequence_length": 4},
-    ]
-    critic = [{"name": "net", "input": "concatenate([OBSERVATIONS, ACTIONS])", "layers": [8], "activations": "elu"}]
-    policy = {"class": "GaussianMixin" if agent_class == "SAC" else "DeterministicMixin", "network": trunk}
-    models = {"separate": True, "policy": {**policy, "output": "ACTIONS"}}
-    critics = ("critic_1", "critic_2", "target_critic_1", "target_critic_2") if agent_class == "SAC" else ("critic",)
-    if agent_class == "DDPG":
-        models["target_policy"] = models["policy"]
-        critics += ("target_critic",)
-    models.update({role: {"class": "DeterministicMixin", "network": critic, "output": "ONE"} for role in critics})
-    cfg = {
-        "seed": 1,
-        "models": models,
-        "memory": {"class": "RandomMemory", "memory_size": 64},
-        "agent": {"class": agent_class, "batch_size": 4, "learning_starts": 8, "experiment": NO_FILES},
-        "trainer": {"class": "SequentialTrainer", "timesteps": 16, "headless": True, "disable_progressbar": True},
-    }
     env = wrap_env(gymnasium.make_vec("Pendulum-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
-    runner = Runner(env, cfg)
+    runner = Runner(env, runner_cfg(agent_class))
     assert type(runner.agent).__name__ == f"{agent_class}_RNN"
     runner.run("train")
     assert tuple(runner.agent.hidden_states.inputs("policy")[0].shape) == (1, 2, 8)
