@@ -14,14 +14,14 @@ import torch.nn as tnn
 from agree_models import JaxCritic, TorchCritic, flax_params, load_torch_weights
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, noise_pattern
 
+from skrl_like.jax.agents import base as jax_agent_base
 from skrl_like.jax.agents.sac import SAC as JaxSAC
-from skrl_like.jax.agents.sac import sac as jax_sac_module
 from skrl_like.jax.memories import RandomMemory as JaxMemory
 from skrl_like.jax.models import GaussianMixin as JaxGaussian
 from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler as JaxScaler
+from skrl_like.torch.agents import base as torch_agent_base
 from skrl_like.torch.agents.sac import SAC as TorchSAC
-from skrl_like.torch.agents.sac import sac as torch_sac_module
 from skrl_like.torch.memories import RandomMemory as TorchMemory
 from skrl_like.torch.models import GaussianMixin as TorchGaussian
 from skrl_like.torch.models import Model as TorchModel
@@ -70,10 +70,10 @@ def same_batch_and_noise(monkeypatch):
     """Both backends sample the hand-made batch at every gradient step and draw ``noise_pattern`` as normal noise."""
     data = batch()
     monkeypatch.setattr(
-        torch_sac_module, "sample_batch", lambda memory, names, size: [torch.tensor(data[name]) for name in names]
+        torch_agent_base, "sample_batch", lambda memory, names, size: [torch.tensor(data[name]) for name in names]
     )
     monkeypatch.setattr(
-        jax_sac_module,
+        jax_agent_base,
         "sample_batches",
         lambda memory, names, size, steps: tuple(jnp.stack([jnp.asarray(data[name])] * steps) for name in names),
     )

@@ -56,7 +56,15 @@ AGENTS: Dict[str, Tuple[str, str]] = {
 MULTI_AGENT = {"ippo", "mappo"}
 # the agents with a recurrent form (skrl's ``_RNN`` agents, with the feedforward agent's config): a model with a
 # GRU, LSTM or RNN layer makes the Runner build it
-RECURRENT_AGENTS = {"ppo": "PPO_RNN", "a2c": "A2C_RNN", "rpo": "RPO_RNN", "trpo": "TRPO_RNN"}
+RECURRENT_AGENTS = {
+    "ppo": "PPO_RNN",
+    "a2c": "A2C_RNN",
+    "rpo": "RPO_RNN",
+    "trpo": "TRPO_RNN",
+    "sac": "SAC_RNN",
+    "td3": "TD3_RNN",
+    "ddpg": "DDPG_RNN",
+}
 AGENTS.update({component_key(name): (AGENTS[key][0], name) for key, name in RECURRENT_AGENTS.items()})
 
 # models.<role>.class -> the model instantiator that builds it

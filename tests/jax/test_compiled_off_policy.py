@@ -14,13 +14,13 @@ from jax.flatten_util import ravel_pytree
 gymnax = pytest.importorskip("gymnax")
 
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition  # noqa: E402
+from skrl_like.jax.agents import base as jax_agent_base  # noqa: E402
 from skrl_like.jax.agents import off_policy  # noqa: E402
 from skrl_like.jax.agents.cem import CEM  # noqa: E402
 from skrl_like.jax.agents.ddpg import DDPG, DDPG_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.dqn import DQN, DQN_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.dqn import dqn as dqn_module  # noqa: E402
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG  # noqa: E402
-from skrl_like.jax.agents.sac import sac as sac_module  # noqa: E402
 from skrl_like.jax.agents.td3 import TD3, TD3_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.agents.td3 import td3 as td3_module  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
@@ -181,7 +181,7 @@ DQN_OPTIONS = {
 @pytest.mark.parametrize(
     "build, env_fn, module",
     [
-        (lambda env: make_sac(env, **SAC_OPTIONS), pendulum, sac_module),
+        (lambda env: make_sac(env, **SAC_OPTIONS), pendulum, jax_agent_base),
         (lambda env: make_dqn(env, **DQN_OPTIONS), cartpole, dqn_module),
     ],
     ids=["SAC", "DQN"],  # DDQN is DQN with another TD target
@@ -453,7 +453,7 @@ TD3_OPTIONS = {"smooth_regularization_noise": PatternNoise(0.0, 0.2), "smooth_re
 
 @pytest.mark.parametrize("agent_class", [TD3, DDPG])
 def test_compiled_ddpg_and_td3_give_the_sequential_trainers_parameters_replay_and_environment(agent_class, monkeypatch):
-    monkeypatch.setattr(td3_module, "sample_batches", sequential_batches)  # DDPG's update is TD3's
+    monkeypatch.setattr(jax_agent_base, "sample_batches", sequential_batches)  # DDPG's update is TD3's
     monkeypatch.setattr(CompiledTrainer, "_replay_indices", compiled_rows)
     monkeypatch.setattr(off_policy, "gaussian_noise", pattern_draw)
     monkeypatch.setattr(td3_module, "gaussian_noise", pattern_draw)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, initial_weights, noise_pattern, reference_update
 
+from skrl_like.jax.agents import base as jax_agent_base
 from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG
 from skrl_like.jax.agents.sac import sac as sac_module
 from skrl_like.jax.envs.wrappers import wrap_env
@@ -117,7 +118,7 @@ def fixed_batch_and_noise(monkeypatch):
     def sample_batches(memory, names, batch_size, gradient_steps):
         return tuple(jnp.stack([jnp.asarray(data[name])] * gradient_steps) for name in names)
 
-    monkeypatch.setattr(sac_module, "sample_batches", sample_batches)
+    monkeypatch.setattr(jax_agent_base, "sample_batches", sample_batches)
     monkeypatch.setattr(
         jax.random, "normal", lambda key, shape=(), dtype=jnp.float32: jnp.asarray(noise_pattern(shape), dtype)
     )
@@ -202,8 +203,8 @@ def test_every_gradient_step_draws_fresh_policy_noise(monkeypatch):
     keys = []
     original = sac_module.SAC._policy_loss
 
-    def spy(self, *arguments):  # the key is the last argument
-        jax.debug.callback(lambda k: keys.append(np.asarray(k)), arguments[-1])
+    def spy(self, *arguments):  # the key comes before the sequence inputs, last
+        jax.debug.callback(lambda k: keys.append(np.asarray(k)), arguments[-2])
         return original(self, *arguments)
 
     monkeypatch.setattr(sac_module.SAC, "_policy_loss", spy)

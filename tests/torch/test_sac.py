@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sac_reference import ACTIONS, BATCH_SIZE, OBSERVATIONS, batch, initial_weights, noise_pattern, reference_update
 
+from skrl_like.torch.agents import base as torch_agent_base
 from skrl_like.torch.agents.sac import SAC, SAC_DEFAULT_CONFIG
 from skrl_like.torch.agents.sac import sac as sac_module
 from skrl_like.torch.envs.wrappers import wrap_env
@@ -107,7 +108,7 @@ def pendulum(num_envs=None, max_episode_steps=None):
 def fixed_batch_and_noise(monkeypatch):
     """Every gradient step samples the hand-made batch, and the policy's normal draws are ``noise_pattern``."""
     data = {name: torch.tensor(value) for name, value in batch().items()}
-    monkeypatch.setattr(sac_module, "sample_batch", lambda memory, names, size: [data[name] for name in names])
+    monkeypatch.setattr(torch_agent_base, "sample_batch", lambda memory, names, size: [data[name] for name in names])
     monkeypatch.setattr(torch, "randn_like", lambda tensor: torch.tensor(noise_pattern(tuple(tensor.shape))))
 
 

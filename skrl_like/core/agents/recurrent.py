@@ -134,12 +134,7 @@ def check_sequences(
 ) -> None:
     """The rollout is cut into whole sequences of ``sequence_length`` steps of one environment, and every
     mini-batch holds whole sequences."""
-    if memory_size < sequence_length:
-        raise ValueError(
-            f"{algorithm}: the memory holds {memory_size} steps per environment, fewer than one sequence of "
-            f"{sequence_length} steps (the models' sequence_length): use a memory (and cfg['rollouts']) of at least "
-            f"{sequence_length} steps, or a shorter sequence_length"
-        )
+    check_memory_holds_sequence(algorithm, sequence_length, memory_size)
     if rollouts % sequence_length:
         raise ValueError(
             f"{algorithm}: cfg['rollouts'] = {rollouts} is not a multiple of the models' sequence_length "
@@ -154,6 +149,62 @@ def check_sequences(
             f"(rollouts / sequence_length x num_envs) into whole sequences: use a mini_batches that divides "
             f"{sequences}"
         )
+
+
+def check_memory_holds_sequence(algorithm: str, sequence_length: int, memory_size: int) -> None:
+    """A memory of ``memory_size`` steps per environment holds at least one sequence of ``sequence_length`` steps."""
+    if memory_size < sequence_length:
+        raise ValueError(
+            f"{algorithm}: the memory holds {memory_size} steps per environment, fewer than one sequence of "
+            f"{sequence_length} steps (the models' sequence_length): use a memory (and cfg['rollouts']) of at least "
+            f"{sequence_length} steps, or a shorter sequence_length"
+        )
+
+
+def replay_recurrent_roles(algorithm: str, models: Mapping[str, Any], memory: Any) -> RecurrentRoles:
+    """The recurrent roles of an off-policy ``_RNN`` agent (SAC_RNN, TD3_RNN, DDPG_RNN), checked with its replay
+    ``memory`` (``None``: an agent that only acts), which must hold at least one sequence.
+
+    Only the policy runs while acting, so only the policy carries and stores hidden states; in the update every
+    recurrent model (the policy, the critics, the targets) starts each sampled sequence from the policy's stored
+    state, as in skrl 1.4.3 (its critics never see the environment step by step). So the policy is recurrent and
+    every recurrent model has the policy's hidden-state sizes."""
+    recurrent = recurrent_roles(algorithm, models, tuple(models))
+    policy = recurrent.specifications.get("policy")
+    if policy is None:
+        raise ValueError(
+            f"{algorithm}: the {sorted(recurrent.specifications)} model(s) are recurrent but the policy is not: only "
+            "the policy runs while acting, so its stored hidden states are the ones every recurrent model starts a "
+            "sampled sequence from; give the policy a recurrent layer too, or use feedforward models with the "
+            "feedforward agent"
+        )
+    layout = [(size[0], size[2]) for size in policy.sizes]
+    for role, specification in recurrent.specifications.items():
+        sizes = [(size[0], size[2]) for size in specification.sizes]
+        if sizes != layout:
+            raise ValueError(
+                f"{algorithm}: the '{role}' model's hidden states (num_layers, hidden_size) {sizes} differ from the "
+                f"policy's {layout}: every recurrent model of an off-policy agent starts its sampled sequences from "
+                "the policy's stored hidden states (as skrl does); give it the policy's recurrent sizes"
+            )
+    if memory is not None:
+        check_memory_holds_sequence(algorithm, policy.sequence_length, memory.memory_size)
+    return RecurrentRoles(
+        recurrent.specifications, dict.fromkeys(recurrent.specifications, "policy"), policy.sequence_length
+    )
+
+
+def replay_environments(roles: RecurrentRoles, memory: Any) -> int:
+    """How many environments an off-policy ``_RNN`` agent carries hidden states for: its memory's, else the
+    policy's specification's ``num_envs``."""
+    return memory.num_envs if memory is not None else roles.specifications["policy"].sizes[0][1]
+
+
+def replay_holds_sequences(memory: Any, sequence_length: int, batch_size: int) -> bool:
+    """Whether the replay memory holds ``batch_size`` distinct starts of a sequence of ``sequence_length`` steps: an
+    off-policy ``_RNN`` agent's update waits until it does (every batch is then ``batch_size`` whole sequences, a
+    static shape, drawn with or without replacement)."""
+    return len(memory) - memory.num_envs * (sequence_length - 1) >= batch_size
 
 
 class HiddenStatesCore:
@@ -238,6 +289,16 @@ class HiddenStatesCore:
             role: [self._keep_where_running(state, ended) for state in self.after_step[role]] for role in self.current
         }
         self.after_step = dict(self.current)
+
+    #: backend: the dtype of the stored states' memory tensors
+    dtype: Any = None
+
+    def create_memory_tensors(self, memory: Any) -> None:
+        """Create the memory tensors of the stored states (:meth:`memory_tensors`); nothing without a memory."""
+        if memory is None:
+            return
+        for name, shape in self.memory_tensors().items():
+            memory.create_tensor(name=name, size=shape, dtype=self.dtype, keep_dimensions=True)
 
     def memory_tensors(self) -> Dict[str, Tuple[int, int]]:
         """Every stored memory tensor's per-row shape ``(num_layers, hidden_size)``."""

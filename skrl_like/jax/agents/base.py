@@ -36,10 +36,12 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.core.agents.privileged import privileged_names
 from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax import models
 from skrl_like.jax.agents.mechanics import fresh_optimizer, make_adam, step_scheduler
+from skrl_like.jax.agents.off_policy import sample_batches
 from skrl_like.jax.agents.tracking import EpisodeTracker
 from skrl_like.jax.envs.wrappers.base import flat_observations
 from skrl_like.jax.models.base import restore_tree
@@ -235,6 +237,26 @@ class Agent(AgentCore):
     compiled_fixed_keys: Tuple[str, ...] = ()
     #: learner fields equal in every run of a vmapped compiled run (passed once: TD3's count of critic steps)
     compiled_shared_fields: Tuple[str, ...] = ()
+
+    def _acting_inputs(self) -> Dict[str, Any]:
+        """What the jitted act passes to the policy beside the states (an argument of it, so never baked in):
+        nothing here; a recurrent agent's carried hidden states."""
+        return {}
+
+    def _replay_batches(self) -> Transition:
+        """``gradient_steps`` fresh replay batches of ``cfg["batch_size"]`` rows (leaves ``(gradient_steps, rows,
+        size)``; in ``extras`` the privileged states where the critics read them, or a recurrent agent's stored
+        hidden states)."""
+        cfg = self.cfg
+        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
+        return Transition.from_fields(
+            dict(zip(names, sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])))
+        )
+
+    def _sequence_inputs(self, batch: Transition) -> Dict[str, Any]:
+        """What every model of a gradient step on ``batch`` reads beside its states (pure): nothing here; a recurrent
+        agent's hidden states and episode ends."""
+        return {}
 
     def compiled_obstacles(self) -> List[str]:
         """The configured options that cannot run inside one compiled function, each with its fix (``[]``: none)."""

@@ -51,21 +51,35 @@ from skrl_like.jax.utils.distributed import mean_over_processes
 REPLAY_FIXED_KEYS = ("batch_size", "gradient_steps", "learning_starts", "random_timesteps")
 
 
-def q_values(models: Mapping[str, Any], roles: Sequence[str], params: Sequence[Any], states: Any, actions: Any) -> list:
-    """Each critic of ``roles`` (with ``params``, in the same order) on ``(states, actions)`` (pure)."""
-    inputs = {"states": states, "taken_actions": actions}
+def q_values(
+    models: Mapping[str, Any],
+    roles: Sequence[str],
+    params: Sequence[Any],
+    states: Any,
+    actions: Any,
+    sequence: Mapping[str, Any] = {},
+) -> list:
+    """Each critic of ``roles`` (with ``params``, in the same order) on ``(states, actions)`` and what the update's
+    models read beside them (``sequence``: a recurrent agent's hidden states and episode ends) (pure)."""
+    inputs = {"states": states, "taken_actions": actions, **sequence}
     return [models[role].act(inputs, role=role, params=p)[0] for role, p in zip(roles, params)]
 
 
 def update_critics(
-    models: Mapping[str, Any], learner: Any, roles: Sequence[str], states: Any, actions: Any, target_values: Any
+    models: Mapping[str, Any],
+    learner: Any,
+    roles: Sequence[str],
+    states: Any,
+    actions: Any,
+    target_values: Any,
+    sequence: Mapping[str, Any] = {},
 ) -> tuple:
     """One Adam step per critic of ``roles`` (learner fields ``<role>`` and ``<role>_optimizer``) at the learner's
     ``critic_learning_rate``, each on its own mean squared error to ``target_values``, the gradients averaged over
     the processes in one collective (pure): ``(learner, sum of the errors, each critic's values)``."""
 
     def loss(critics: tuple) -> tuple:
-        values = q_values(models, roles, critics, states, actions)
+        values = q_values(models, roles, critics, states, actions, sequence)
         return functools.reduce(operator.add, [jnp.mean((v - target_values) ** 2) for v in values]), values
 
     critics = tuple(getattr(learner, role) for role in roles)
@@ -159,28 +173,32 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
     memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
 
 
-def sample_batches(memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int) -> Tuple[Any, ...]:
+def sample_batches(
+    memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int, sequence_length: int = 1
+) -> Tuple[Any, ...]:
     """``gradient_steps`` fresh uniform batches of ``batch_size`` transitions, one array per name of shape
     ``(gradient_steps, batch_size, size)``, drawn in one call (one per step from a memory without replacement).
+    With ``sequence_length > 1``, ``batch_size`` sequences of consecutive steps of one environment per batch
+    (``batch_size * sequence_length`` rows, sequence after sequence).
 
     The arrays stay where the memory keeps them (NumPy with the ``"numpy"`` backend): the compiled update they are
     passed to moves them to the device as it starts, which costs less than a separate ``device_put``."""
     check_memory_to_learn("The agent", memory)  # a loop written by hand never set the running mode
     if getattr(memory, "_replacement", True):
-        drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps)[0]
-        return tuple(array.reshape(gradient_steps, batch_size, *array.shape[1:]) for array in drawn)
+        drawn = memory.sample(names=names, batch_size=batch_size * gradient_steps, sequence_length=sequence_length)[0]
+        return tuple(array.reshape(gradient_steps, -1, *array.shape[1:]) for array in drawn)
     # without replacement within a batch only, as torch's one sample per step (one draw would cap the rows)
-    drawn = [_batch_without_replacement(memory, names, batch_size) for _ in range(gradient_steps)]
+    drawn = [_batch_without_replacement(memory, names, batch_size, sequence_length) for _ in range(gradient_steps)]
     return tuple(np.stack([np.asarray(batch[index]) for batch in drawn]) for index in range(len(names)))
 
 
-def _batch_without_replacement(memory: Any, names: Sequence[str], batch_size: int) -> list:
+def _batch_without_replacement(memory: Any, names: Sequence[str], batch_size: int, sequence_length: int = 1) -> list:
     """``batch_size`` rows drawn without replacement; while the memory holds fewer rows, each of them once and the
     rest drawn again uniformly (NumPy's generator, as the memory's). skrl returns the fewer rows: a batch of another
     shape at every step until the memory holds ``batch_size`` rows, so the jitted update compiled again each time."""
-    batch = memory.sample(names=names, batch_size=batch_size)[0]
+    batch = memory.sample(names=names, batch_size=batch_size, sequence_length=sequence_length)[0]
     missing = batch_size - len(batch[0])
-    if missing <= 0:
+    if missing <= 0 or sequence_length > 1:  # an _RNN agent's update waits for batch_size sequences
         return batch
     again = memory.sample_by_index(names=names, indexes=np.random.randint(0, len(memory), missing))[0]
     return [np.concatenate([np.asarray(first), np.asarray(second)]) for first, second in zip(batch, again)]

@@ -18,7 +18,13 @@ from skrl_like.core.agents.recurrent import (
     carried_environments,
     hidden_state_names,
     recurrent_roles,
+    replay_environments,
+    replay_holds_sequences,
+    replay_recurrent_roles,
 )
+from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
+from skrl_like.jax.agents.base import Agent
+from skrl_like.jax.agents.off_policy import sample_batches
 from skrl_like.jax.agents.on_policy import UNUSED_KEY, OnPolicyAgent, Rollout, RolloutBatch
 
 #: the rollout extra holding the value model's carried hidden states at the update (its last values start there)
@@ -27,6 +33,8 @@ _CARRIED = "carried_"
 
 class HiddenStates(HiddenStatesCore):
     __doc__ = HiddenStatesCore.__doc__
+
+    dtype = jnp.float32
 
     def _zeros(self, shape: Tuple[int, ...]) -> jax.Array:
         return jnp.zeros(shape, dtype=jnp.float32)
@@ -217,3 +225,77 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
         inputs = {name: value for name, value in inputs.items() if name not in ("rnn", "terminated")}
         return self._sequence_inputs("value", super()._value_inputs(inputs, batch, key), batch)
+
+
+class RecurrentOffPolicyAgent(Agent):
+    """The replay half of SAC_RNN, TD3_RNN and DDPG_RNN, the twin of the torch one (see its docstring): the policy's
+    hidden states are an argument of the jitted act (:meth:`_acting_inputs`), and the update's pure gradient step
+    reads each batch's stored states and episode ends (:meth:`_sequence_inputs`)."""
+
+    takes_recurrent_models = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._recurrent = replay_recurrent_roles(type(self).__name__, self.models, self.memory)
+        self.sequence_length = self._recurrent.sequence_length
+        self.hidden_states: Optional[HiddenStates] = None
+
+    def init(self, trainer_cfg: Optional[Any] = None) -> None:
+        """The replay memory's arrays and the jitted functions, then the hidden states (zeros) and their arrays."""
+        super().init(trainer_cfg)
+        self.hidden_states = HiddenStates(self._recurrent, replay_environments(self._recurrent, self.memory))
+        self.hidden_states.create_memory_tensors(self.memory)
+
+    def compiled_obstacles(self) -> List[str]:
+        return [f"{type(self).__name__}: recurrent agents have no compiled form yet; use the SequentialTrainer"]
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def _acting_inputs(self) -> Dict[str, Any]:
+        return {"rnn": self.hidden_states.inputs("policy")}
+
+    def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, Any, dict]:
+        """The algorithm's actions from the carried hidden states; the policy's new ones are kept for the next step.
+        During the random warm-up the policy still reads the observations, so that its memory follows the episode."""
+        algorithm = type(self).__name__
+        self.hidden_states.check_batch(states.shape[0], algorithm)
+        actions, log_prob, outputs = super().act(states, timestep, timesteps)
+        stepped = outputs
+        if "rnn" not in stepped:  # random actions: no policy step yet
+            inputs = {"states": self._state_preprocessor(states), **self._acting_inputs()}
+            _, _, stepped = self.policy.act(inputs, role="policy")
+        self.hidden_states.set_after_step("policy", stepped.get("rnn"), algorithm)
+        return actions, log_prob, outputs
+
+    def transition_to_store(self, *args: Any, **kwargs: Any) -> Any:
+        """The base's transition with the hidden states the step started from (``rnn_policy_<i>``)."""
+        return super().transition_to_store(*args, **kwargs).with_extras(**self.hidden_states.stored())
+
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """Carry the new hidden states, zeroed where an episode ended."""
+        self.hidden_states.end_step(np.logical_or(np.asarray(terminated), np.asarray(truncated)))
+
+    # -- the update -----------------------------------------------------------------------------------------------
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        """The algorithm's update, once the memory holds ``batch_size`` whole sequences."""
+        if replay_holds_sequences(self.memory, self.sequence_length, self.cfg["batch_size"]):
+            super()._update(timestep, timesteps)
+
+    def _replay_batches(self) -> Transition:
+        """``batch_size`` sequences per gradient step (``batch_size * sequence_length`` rows, sequence after
+        sequence), with the policy's stored hidden states of every row in ``extras``."""
+        stored = hidden_state_names("policy", len(self.hidden_states.shapes["policy"]))
+        cfg = self.cfg
+        names = (*TRANSITION_NAMES, *stored)
+        arrays = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"], self.sequence_length)
+        return Transition(*arrays[: len(TRANSITION_NAMES)], extras=dict(zip(stored, arrays[len(TRANSITION_NAMES) :])))
+
+    def _sequence_inputs(self, batch: Transition) -> Dict[str, Any]:
+        """Every model starts each sequence from the policy's stored state of its first step (a model reads the
+        first of each sequence's rows) and resets inside it where an episode ended."""
+        stored = hidden_state_names("policy", len(self.hidden_states.shapes["policy"]))
+        return {
+            "rnn": [as_hidden_states(batch.extras[name]) for name in stored],
+            "terminated": jnp.logical_or(batch.terminated, batch.truncated),
+        }

@@ -3,7 +3,7 @@
 import collections
 import contextlib
 import copy
-from typing import Any, BinaryIO, List, Optional
+from typing import Any, BinaryIO, List, Optional, Sequence, Tuple
 
 import gymnasium
 import numpy as np
@@ -13,6 +13,7 @@ from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
 from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.torch import models
+from skrl_like.torch.agents.off_policy import sample_batch
 from skrl_like.torch.agents.tracking import EpisodeTracker
 from skrl_like.torch.utils.spaces import flatten_tensorized_space, tensorize_space
 
@@ -111,6 +112,16 @@ class Agent(AgentCore):
         if scheduler is not None:
             scheduler.base_lrs = [value] * len(optimizer.param_groups)
             scheduler._last_lr = [value] * len(optimizer.param_groups)
+
+    def _acting_inputs(self, states: torch.Tensor) -> dict:
+        """The policy's inputs when acting on ``states``: the preprocessed states (a recurrent agent adds the
+        carried hidden states)."""
+        return {"states": self._state_preprocessor(states)}
+
+    def _replay_batch(self, names: Sequence[str]) -> Tuple[list, dict]:
+        """A fresh replay batch of ``cfg["batch_size"]`` rows, one tensor per name, and what every model of the
+        update reads beside its states (nothing here; a recurrent agent's hidden states and episode ends)."""
+        return sample_batch(self.memory, names, self.cfg["batch_size"]), {}
 
     def _autocast(self) -> Any:
         """``torch.autocast`` on the agent's device when ``self._mixed_precision`` (set by agents with the

@@ -55,10 +55,12 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
     memory.create_tensor(name="truncated", size=1, dtype=torch.bool)
 
 
-def sample_batch(memory: Any, names: Sequence[str], batch_size: int) -> list:
-    """A fresh uniform batch of ``batch_size`` transitions: one tensor per name (called once per gradient step)."""
+def sample_batch(memory: Any, names: Sequence[str], batch_size: int, sequence_length: int = 1) -> list:
+    """A fresh uniform batch of ``batch_size`` transitions (or of ``batch_size`` sequences of ``sequence_length``
+    consecutive steps of one environment, ``batch_size * sequence_length`` rows): one tensor per name (called once
+    per gradient step)."""
     check_memory_to_learn("The agent", memory)  # a loop written by hand never set the running mode
-    return memory.sample(names=names, batch_size=batch_size)[0]
+    return memory.sample(names=names, batch_size=batch_size, sequence_length=sequence_length)[0]
 
 
 @contextlib.contextmanager

@@ -1,12 +1,13 @@
 """The recurrent (``_RNN``) agents' shared half, torch backend: the hidden states' tensor operations and the
-on-policy agent that carries, stores and trains with them (the logic is in :mod:`skrl_like.core.agents.recurrent`).
+on-policy and off-policy agents that carry, store and train with them (the logic is in
+:mod:`skrl_like.core.agents.recurrent`).
 
 :class:`RecurrentOnPolicyAgent` is listed before the algorithm, ``class PPO_RNN(RecurrentOnPolicyAgent, PPO)``: it
 overrides only the on-policy hooks (acting, what is stored, the models' inputs in the rollout evaluation and in the
 update, the row order of the update), and the algorithm's update runs unchanged.
 """
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
@@ -15,12 +16,19 @@ from skrl_like.core.agents.recurrent import (
     carried_environments,
     hidden_state_names,
     recurrent_roles,
+    replay_environments,
+    replay_holds_sequences,
+    replay_recurrent_roles,
 )
+from skrl_like.torch.agents.base import Agent
+from skrl_like.torch.agents.off_policy import sample_batch
 from skrl_like.torch.agents.on_policy import OnPolicyAgent, RolloutBatch
 
 
 class HiddenStates(HiddenStatesCore):
     __doc__ = HiddenStatesCore.__doc__
+
+    dtype = torch.float32
 
     def __init__(self, roles: Any, num_envs: int, device: torch.device) -> None:
         self.device = device
@@ -152,3 +160,76 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _value_inputs(self, inputs: dict, batch: Any, epoch: int) -> dict:
         inputs = {key: value for key, value in inputs.items() if key not in ("rnn", "terminated")}
         return self._sequence_inputs("value", super()._value_inputs(inputs, batch, epoch), batch)
+
+
+class RecurrentOffPolicyAgent(Agent):
+    """The replay half of SAC_RNN, TD3_RNN and DDPG_RNN (see the module docstring and
+    :func:`~skrl_like.core.agents.recurrent.replay_recurrent_roles`).
+
+    The policy's hidden states are carried per environment, stored with each step (the state the step started
+    from) and zeroed where an episode ended. An update draws ``batch_size`` sequences of ``sequence_length``
+    consecutive steps of one environment (skrl's ``memory.sample(..., sequence_length=L)``), and every recurrent
+    model starts each of them from the policy's stored state of its first step, resetting inside it where an
+    episode ended; the next states' pass starts from the same state, as in skrl. The update waits until the
+    memory holds ``batch_size`` sequences.
+    """
+
+    takes_recurrent_models = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._recurrent = replay_recurrent_roles(type(self).__name__, self.models, self.memory)
+        self.sequence_length = self._recurrent.sequence_length
+        self.hidden_states: Optional[HiddenStates] = None
+
+    def init(self, trainer_cfg: Optional[Any] = None) -> None:
+        """The replay memory's tensors, then the hidden states (zeros) and their memory tensors."""
+        super().init(trainer_cfg)
+        num_envs = replay_environments(self._recurrent, self.memory)
+        self.hidden_states = HiddenStates(self._recurrent, num_envs, self.device)
+        self.hidden_states.create_memory_tensors(self.memory)
+
+    # -- acting -------------------------------------------------------------------------------------------------
+
+    def _acting_inputs(self, states: torch.Tensor) -> dict:
+        return {**super()._acting_inputs(states), "rnn": self.hidden_states.inputs("policy")}
+
+    def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, Any, dict]:
+        """The algorithm's actions from the carried hidden states; the policy's new ones are kept for the next step.
+        During the random warm-up the policy still reads the observations, so that its memory follows the episode."""
+        algorithm = type(self).__name__
+        self.hidden_states.check_batch(states.shape[0], algorithm)
+        actions, log_prob, outputs = super().act(states, timestep, timesteps)
+        stepped = outputs
+        if "rnn" not in stepped:  # random actions: no policy step yet
+            with torch.no_grad(), self._autocast():
+                _, _, stepped = self.policy.act(self._acting_inputs(states), role="policy")
+        self.hidden_states.set_after_step("policy", stepped.get("rnn"), algorithm)
+        return actions, log_prob, outputs
+
+    def transition_to_store(self, *args: Any, **kwargs: Any) -> Any:
+        """The base's transition with the hidden states the step started from (``rnn_policy_<i>``)."""
+        return super().transition_to_store(*args, **kwargs).with_extras(**self.hidden_states.stored())
+
+    def _advance_carried_state(self, terminated: Any, truncated: Any) -> None:
+        """Carry the new hidden states, zeroed where an episode ended."""
+        self.hidden_states.end_step(torch.logical_or(terminated, truncated))
+
+    # -- the update -----------------------------------------------------------------------------------------------
+
+    def _update(self, timestep: int, timesteps: int) -> None:
+        """The algorithm's update, once the memory holds ``batch_size`` whole sequences."""
+        if replay_holds_sequences(self.memory, self.sequence_length, self.cfg["batch_size"]):
+            super()._update(timestep, timesteps)
+
+    def _replay_batch(self, names: Sequence[str]) -> Tuple[list, dict]:
+        """``batch_size`` sequences (``batch_size * sequence_length`` rows, sequence after sequence), with the
+        policy's stored hidden states of every row (a model reads each sequence's first) and the episode ends."""
+        stored = hidden_state_names("policy", len(self.hidden_states.shapes["policy"]))
+        tensors = sample_batch(self.memory, (*names, *stored), self.cfg["batch_size"], self.sequence_length)
+        batch = dict(zip((*names, *stored), tensors))
+        sequence = {
+            "rnn": [as_hidden_states(batch[name]) for name in stored],
+            "terminated": torch.logical_or(batch["terminated"], batch["truncated"]),
+        }
+        return tensors[: len(names)], sequence

@@ -27,10 +27,10 @@ from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, default_target_entropy
-from skrl_like.core.agents.privileged import critic_states, privileged_names
+from skrl_like.core.agents.privileged import critic_states
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
-from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
@@ -51,7 +51,6 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     polyak_targets,
     q_values,
-    sample_batches,
     update_critics,
     warn_if_identical,
 )
@@ -187,11 +186,15 @@ class SAC(Agent):
 
     # -- acting -------------------------------------------------------------------------------------------------
 
-    def _sample_actions(self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array) -> tuple:
-        """One dispatch per step: ``(actions, outputs, key)`` sampled from the policy."""
+    def _sample_actions(
+        self, policy_params: Any, state_statistics: Any, states: jax.Array, key: jax.Array, acting: Any = None
+    ) -> tuple:
+        """One dispatch per step: ``(actions, outputs, key)`` sampled from the policy (``acting``: the policy's
+        further inputs, :meth:`_acting_inputs`)."""
         key, subkey = jax.random.split(key)
         _, processed = self._state_functional(state_statistics, states)
-        actions, _, outputs = self.policy.act({"states": processed, "key": subkey}, role="policy", params=policy_params)
+        inputs = {"states": processed, "key": subkey, **(acting or {})}
+        actions, _, outputs = self.policy.act(inputs, role="policy", params=policy_params)
         return actions, outputs, key
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, None, dict]:
@@ -199,7 +202,7 @@ class SAC(Agent):
         if self.schedule.acts_randomly(timestep):
             return self.policy.random_act({"states": self._state_preprocessor(states)}, role="policy")
         actions, outputs, self._key = self._act_fn(
-            self.policy.state_dict.params, self._state_functional.state, states, self._key
+            self.policy.state_dict.params, self._state_functional.state, states, self._key, self._acting_inputs()
         )
         if not self._jax:  # the NumPy backend
             actions = np.asarray(actions)
@@ -215,32 +218,46 @@ class SAC(Agent):
         next_states_for_critics: Any,
         alpha: Any,
         key: Any,
+        sequence: dict,
     ) -> Any:
         """Soft TD targets: a fresh next action from the current policy, the smaller target Q (on
         ``next_states_for_critics``), minus alpha log pi."""
         next_actions, next_log_prob, _ = self.policy.act(
-            {"states": next_states, "key": key}, role="policy", params=learner.policy
+            {"states": next_states, "key": key, **sequence}, role="policy", params=learner.policy
         )
         targets = [getattr(learner, role) for role in TARGET_CRITICS]
-        target_q1, target_q2 = q_values(self.models, TARGET_CRITICS, targets, next_states_for_critics, next_actions)
+        target_q1, target_q2 = q_values(
+            self.models, TARGET_CRITICS, targets, next_states_for_critics, next_actions, sequence
+        )
         next_values = jnp.minimum(target_q1, target_q2) - alpha * next_log_prob
         return jax.lax.stop_gradient(
             td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
         )
 
     def _policy_loss(
-        self, policy_params: Any, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any
+        self,
+        policy_params: Any,
+        learner: LearnerState,
+        states: Any,
+        states_for_critics: Any,
+        alpha: Any,
+        key: Any,
+        sequence: dict,
     ) -> tuple:
         """``mean(alpha * log pi(a~|s) - min(Q1, Q2)(s, a~))`` with reparameterised ``a~`` (pure): ``(loss, aux)``; the
         critics read ``states_for_critics`` (the privileged states of asymmetric critics, else ``states``)."""
-        actions, log_prob, _ = self.policy.act({"states": states, "key": key}, role="policy", params=policy_params)
-        q1, q2 = q_values(self.models, CRITICS, [learner.critic_1, learner.critic_2], states_for_critics, actions)
+        inputs = {"states": states, "key": key, **sequence}
+        actions, log_prob, _ = self.policy.act(inputs, role="policy", params=policy_params)
+        critics = [learner.critic_1, learner.critic_2]
+        q1, q2 = q_values(self.models, CRITICS, critics, states_for_critics, actions, sequence)
         return jnp.mean(alpha * log_prob - jnp.minimum(q1, q2)), (log_prob, q1, q2)
 
-    def update_actor(self, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any) -> tuple:
+    def update_actor(
+        self, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any, sequence: dict = {}
+    ) -> tuple:
         """The policy's Adam step, scored by the (just stepped) critics: ``(learner, loss, (log_prob, Q1, Q2))``."""
         (loss, aux), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
-            learner.policy, learner, states, states_for_critics, alpha, key
+            learner.policy, learner, states, states_for_critics, alpha, key, sequence
         )
         optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.actor_learning_rate)
         return learner._replace(policy=policy, policy_optimizer=optimizer), loss, aux
@@ -268,14 +285,17 @@ class SAC(Agent):
 
         # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
         states_for_critics, next_states_for_critics = critic_states(batch.extras, states, next_states)
+        sequence = self._sequence_inputs(batch)  # what every model reads beside its states (hidden states)
 
-        target_values = self._soft_targets(learner, batch, next_states, next_states_for_critics, alpha, next_key)
+        target_values = self._soft_targets(
+            learner, batch, next_states, next_states_for_critics, alpha, next_key, sequence
+        )
         # each critic with its own gradient; the loss reported is the mean of both MSEs [compat]
         learner, critic_loss, _ = update_critics(
-            self.models, learner, CRITICS, states_for_critics, batch.actions, target_values
+            self.models, learner, CRITICS, states_for_critics, batch.actions, target_values, sequence
         )
         learner, policy_loss, (log_prob, q1, q2) = self.update_actor(
-            learner, states, states_for_critics, alpha, actor_key
+            learner, states, states_for_critics, alpha, actor_key, sequence
         )
         entropy_loss = jnp.zeros(())
         if cfg["learn_entropy"]:
@@ -310,10 +330,7 @@ class SAC(Agent):
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        cfg = self.cfg
-        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
-        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
-        inputs = (Transition.from_fields(dict(zip(names, drawn))), np.int32(timestep))
+        inputs = (self._replay_batches(), np.int32(timestep))  # the privileged states where the critics read them
         if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
             inputs = jax.device_put(inputs)
         learner, packed = self._update_fn(self.gather_learner(), *inputs)

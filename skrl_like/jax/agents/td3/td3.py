@@ -31,10 +31,10 @@ from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
-from skrl_like.core.agents.privileged import critic_states, privileged_names
+from skrl_like.core.agents.privileged import critic_states
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
+from skrl_like.core.agents.transition import Transition
 from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
@@ -56,7 +56,6 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     polyak_targets,
     q_values,
-    sample_batches,
     smoothed_target_actions,
     stack_samples,
     update_critics,
@@ -188,9 +187,12 @@ class TD3(Agent):
 
     # -- acting -------------------------------------------------------------------------------------------------
 
-    def _policy_actions(self, policy_params: Any, state_statistics: Any, states: jax.Array) -> Tuple[jax.Array, dict]:
+    def _policy_actions(
+        self, policy_params: Any, state_statistics: Any, states: jax.Array, acting: Any = None
+    ) -> Tuple[jax.Array, dict]:
         _, processed = self._state_functional(state_statistics, states)
-        actions, _, outputs = self.policy.act({"states": processed}, role="policy", params=policy_params)
+        inputs = {"states": processed, **(acting or {})}  # acting: the policy's further inputs (_acting_inputs)
+        actions, _, outputs = self.policy.act(inputs, role="policy", params=policy_params)
         return actions, outputs
 
     def act(self, states: Any, timestep: int, timesteps: int) -> Tuple[Any, None, dict]:
@@ -200,7 +202,9 @@ class TD3(Agent):
         # warm-up while training only: an evaluation (whose timesteps restart at 0) plays the policy
         if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act({"states": self._state_preprocessor(states)}, role="policy")
-        actions, outputs = self._act_fn(self.policy.state_dict.params, self._state_functional.state, states)
+        actions, outputs = self._act_fn(
+            self.policy.state_dict.params, self._state_functional.state, states, self._acting_inputs()
+        )
         # the noiseless actions, which a trainer's deterministic evaluation plays (exploration off)
         outputs = {**outputs, "mean_actions": actions}
         exploration = self.cfg["exploration"]
@@ -222,12 +226,17 @@ class TD3(Agent):
     # -- learning: small pure updates, composed by _gradient_step ------------------------------------------------
 
     def _target_values(
-        self, learner: LearnerState, batch: Transition, next_states: jax.Array, next_states_for_critics: jax.Array
+        self,
+        learner: LearnerState,
+        batch: Transition,
+        next_states: jax.Array,
+        next_states_for_critics: jax.Array,
+        sequence: dict,
     ) -> jax.Array:
         """TD targets: the smallest target critic (on ``next_states_for_critics``) at the (smoothed) target policy's
         action (on ``next_states``)."""
         next_actions, _, _ = self.target_policy.act(
-            {"states": next_states}, role="target_policy", params=learner.target_policy
+            {"states": next_states, **sequence}, role="target_policy", params=learner.target_policy
         )
         next_actions = smoothed_target_actions(
             next_actions,
@@ -239,29 +248,36 @@ class TD3(Agent):
         targets = [getattr(learner, role) for role in self.target_critic_roles]
         next_values = functools.reduce(
             jnp.minimum,
-            q_values(self.models, self.target_critic_roles, targets, next_states_for_critics, next_actions),
+            q_values(self.models, self.target_critic_roles, targets, next_states_for_critics, next_actions, sequence),
         )
         return td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
 
-    def update_critic(self, learner: LearnerState, states: jax.Array, actions: jax.Array, target_values: jax.Array):
+    def update_critic(
+        self, learner: LearnerState, states: jax.Array, actions: jax.Array, target_values: jax.Array, sequence: dict
+    ):
         """The critics' step on the SUM of their errors [compat] (each its own gradient): ``(learner, loss, values)``."""
-        learner, loss, values = update_critics(self.models, learner, self.critic_roles, states, actions, target_values)
+        learner, loss, values = update_critics(
+            self.models, learner, self.critic_roles, states, actions, target_values, sequence
+        )
         return learner._replace(critic_updates=learner.critic_updates + 1), loss, values
 
     def _policy_loss(
-        self, policy_params: Any, critic_params: Any, states: jax.Array, states_for_critics: jax.Array
+        self, policy_params: Any, critic_params: Any, states: jax.Array, states_for_critics: jax.Array, sequence: dict
     ) -> tuple:
         """``-mean Q1(s, pi(s))`` (pure): ``(loss, Q1)``; the critic reads ``states_for_critics`` (the privileged
         states of an asymmetric critic, else ``states``)."""
-        actions, _, _ = self.policy.act({"states": states}, role="policy", params=policy_params)
-        (values,) = q_values(self.models, self.critic_roles[:1], (critic_params,), states_for_critics, actions)
+        actions, _, _ = self.policy.act({"states": states, **sequence}, role="policy", params=policy_params)
+        critics = (critic_params,)
+        (values,) = q_values(self.models, self.critic_roles[:1], critics, states_for_critics, actions, sequence)
         return -jnp.mean(values), values
 
-    def update_actor(self, learner: LearnerState, states: jax.Array, states_for_critics: jax.Array) -> tuple:
+    def update_actor(
+        self, learner: LearnerState, states: jax.Array, states_for_critics: jax.Array, sequence: dict = {}
+    ) -> tuple:
         """One Adam step of the policy on the first critic's value of its actions: ``(learner, loss, values)``."""
         critic = getattr(learner, self.critic_roles[0])
         (loss, values), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
-            learner.policy, critic, states, states_for_critics
+            learner.policy, critic, states, states_for_critics, sequence
         )
         optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.policy_learning_rate)
         return learner._replace(policy=policy, policy_optimizer=optimizer), loss, values
@@ -278,14 +294,15 @@ class TD3(Agent):
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
         # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
         states_for_critics, next_states_for_critics = critic_states(batch.extras, states, next_states)
-        target_values = self._target_values(learner, batch, next_states, next_states_for_critics)
+        sequence = self._sequence_inputs(batch)  # what every model reads beside its states (hidden states)
+        target_values = self._target_values(learner, batch, next_states, next_states_for_critics, sequence)
         learner, critic_loss, critic_values = self.update_critic(
-            learner, states_for_critics, batch.actions, target_values
+            learner, states_for_critics, batch.actions, target_values, sequence
         )
         learner = learner._replace(state_preprocessor=statistics)
 
         def actor_and_targets(learner: LearnerState) -> tuple:
-            learner, policy_loss, policy_values = self.update_actor(learner, states, states_for_critics)
+            learner, policy_loss, policy_values = self.update_actor(learner, states, states_for_critics, sequence)
             return self.update_targets(learner), policy_loss, max_min_mean(policy_values)
 
         def skipped(learner: LearnerState) -> tuple:
@@ -333,13 +350,11 @@ class TD3(Agent):
         """``gradient_steps`` fresh batches and their smoothing noise, drawn on the host: one ``(batch_size,
         action_size)`` sample of the noise per gradient step, as torch draws it."""
         cfg = self.cfg
-        names = (*TRANSITION_NAMES, *privileged_names(self))  # the privileged states where the critics read them
-        drawn = sample_batches(self.memory, names, cfg["batch_size"], cfg["gradient_steps"])
-        batches = Transition.from_fields(dict(zip(names, drawn)))
+        batches = self._replay_batches()  # the privileged states where the critics read them
         noise = cfg.get("smooth_regularization_noise")
         if noise is None:
             return batches
-        shape = (cfg["batch_size"], batches.actions.shape[-1])
+        shape = batches.actions.shape[1:]  # (rows, action_size): an _RNN agent's batch_size * sequence_length rows
         return batches.with_extras(
             smoothing_noise=stack_samples([noise.sample(shape) for _ in range(cfg["gradient_steps"])])
         )

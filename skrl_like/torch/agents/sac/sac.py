@@ -30,7 +30,6 @@ from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, paramet
 from skrl_like.torch.agents.off_policy import (
     create_replay_tensors,
     init_target,
-    sample_batch,
     scoring_only,
     warn_if_identical,
 )
@@ -134,7 +133,7 @@ class SAC(Agent):
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, None, dict]:
         """Sample actions from the policy (uniformly at random before ``random_timesteps``)."""
-        inputs = {"states": self._state_preprocessor(states)}
+        inputs = self._acting_inputs(states)
         if self.schedule.acts_randomly(timestep):
             return self.policy.random_act(inputs, role="policy")
         with torch.no_grad(), self._autocast():
@@ -146,10 +145,11 @@ class SAC(Agent):
         learn_entropy = cfg["learn_entropy"]
         flags = []
         for _ in range(cfg["gradient_steps"]):
+            # sequence: what every model reads beside its states (a recurrent agent's hidden states); the privileged
+            # states where the critics read them
             privileged = privileged_names(self)
-            states, actions, rewards, next_states, terminated, truncated, *sampled = sample_batch(
-                self.memory, (*_BATCH, *privileged), cfg["batch_size"]
-            )
+            batch, sequence = self._replay_batch((*_BATCH, *privileged))
+            states, actions, rewards, next_states, terminated, truncated, *sampled = batch
             alpha = self._entropy_coefficient
             with self._autocast():
                 # the statistics see both the states and the next states (skrl's order)
@@ -162,15 +162,15 @@ class SAC(Agent):
 
                 # soft TD target: a fresh next action from the current policy, the smaller target Q, minus alpha log pi
                 with torch.no_grad():
-                    next_actions, next_log_prob, _ = self.policy.act({"states": next_states}, role="policy")
-                    inputs = {"states": next_states_for_critics, "taken_actions": next_actions}
+                    next_actions, next_log_prob, _ = self.policy.act({"states": next_states, **sequence}, role="policy")
+                    inputs = {"states": next_states_for_critics, "taken_actions": next_actions, **sequence}
                     target_q1, _, _ = self.target_critic_1.act(inputs, role="target_critic_1")
                     target_q2, _, _ = self.target_critic_2.act(inputs, role="target_critic_2")
                     next_values = torch.min(target_q1, target_q2) - alpha * next_log_prob
                     target_values = td_targets(rewards, terminated, next_values, cfg["discount_factor"])
 
                 # critic loss: the mean of both critics' MSEs [compat]
-                inputs = {"states": states_for_critics, "taken_actions": actions}
+                inputs = {"states": states_for_critics, "taken_actions": actions, **sequence}
                 critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
                 critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
                 critic_loss = (
@@ -188,8 +188,8 @@ class SAC(Agent):
 
             # policy loss: reparameterised actions, scored by the freshly stepped critics
             with self._autocast(), scoring_only(self._critic_parameters):
-                sampled_actions, log_prob, _ = self.policy.act({"states": states}, role="policy")
-                inputs = {"states": states_for_critics, "taken_actions": sampled_actions}
+                sampled_actions, log_prob, _ = self.policy.act({"states": states, **sequence}, role="policy")
+                inputs = {"states": states_for_critics, "taken_actions": sampled_actions, **sequence}
                 critic_1_values, _, _ = self.critic_1.act(inputs, role="critic_1")
                 critic_2_values, _, _ = self.critic_2.act(inputs, role="critic_2")
                 policy_loss = (alpha * log_prob - torch.min(critic_1_values, critic_2_values)).float().mean()

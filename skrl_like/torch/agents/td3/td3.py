@@ -38,7 +38,6 @@ from skrl_like.torch.agents.off_policy import (
     create_replay_tensors,
     exploration_act,
     init_target,
-    sample_batch,
     scoring_only,
     smoothed_target_actions,
     warn_if_identical,
@@ -160,7 +159,7 @@ class TD3(Agent):
         """The policy's actions plus the decaying exploration noise (random actions during ``random_timesteps`` while
         training);
         returns ``(actions, None, outputs)``, ``outputs["mean_actions"]`` the actions without noise."""
-        inputs = {"states": self._state_preprocessor(states)}
+        inputs = self._acting_inputs(states)
         # warm-up while training only: an evaluation (whose timesteps restart at 0) plays the policy
         if self.training and self.schedule.acts_randomly(timestep):
             return self.policy.random_act(inputs, role="policy")
@@ -187,8 +186,10 @@ class TD3(Agent):
         critic_roles, first_critic = self._critic_roles, self.models[self._critic_roles[0]]
         flags = []  # per gradient step: the finite flags of neutral.STEP_QUANTITIES and of the parameters
         for _ in range(cfg["gradient_steps"]):
+            # sequence: what every model reads beside its states (a recurrent agent's hidden states); the privileged
+            # states where the critics read them
             privileged = privileged_names(self)
-            batch = sample_batch(self.memory, (*neutral.TENSOR_NAMES, *privileged), cfg["batch_size"])
+            batch, sequence = self._replay_batch((*neutral.TENSOR_NAMES, *privileged))
             sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch[:6]
 
             with self._autocast():
@@ -202,11 +203,13 @@ class TD3(Agent):
 
                 # TD targets: the smallest target critic, at the (smoothed) target policy's action
                 with torch.no_grad():
-                    next_actions, _, _ = self.target_policy.act({"states": next_states}, role="target_policy")
+                    next_actions, _, _ = self.target_policy.act(
+                        {"states": next_states, **sequence}, role="target_policy"
+                    )
                     next_actions = smoothed_target_actions(
                         next_actions, smoothing_noise, smoothing_clip, self.clip_actions_min, self.clip_actions_max
                     )
-                    next_inputs = {"states": next_states_for_critics, "taken_actions": next_actions}
+                    next_inputs = {"states": next_states_for_critics, "taken_actions": next_actions, **sequence}
                     target_q_values = [
                         self.models[f"target_{role}"].act(next_inputs, role=f"target_{role}")[0]
                         for role in critic_roles
@@ -215,7 +218,7 @@ class TD3(Agent):
                     target_values = td_targets(sampled_rewards, terminated, next_values, cfg["discount_factor"])
 
                 # critic loss: the SUM of the critics' squared errors [compat]
-                inputs = {"states": states_for_critics, "taken_actions": sampled_actions}
+                inputs = {"states": states_for_critics, "taken_actions": sampled_actions, **sequence}
                 critic_values = [self.models[role].act(inputs, role=role)[0] for role in critic_roles]
                 critic_loss = sum(F.mse_loss(values.float(), target_values) for values in critic_values)
 
@@ -234,9 +237,9 @@ class TD3(Agent):
             policy_q_values = None
             if delayed:
                 with self._autocast(), scoring_only(self._critic_parameters):
-                    actions, _, _ = self.policy.act({"states": states}, role="policy")
+                    actions, _, _ = self.policy.act({"states": states, **sequence}, role="policy")
                     policy_q_values, _, _ = first_critic.act(
-                        {"states": states_for_critics, "taken_actions": actions}, role=critic_roles[0]
+                        {"states": states_for_critics, "taken_actions": actions, **sequence}, role=critic_roles[0]
                     )
                     policy_loss = -policy_q_values.float().mean()
                 optimizer_step(

@@ -1,0 +1,269 @@
+"""SAC_RNN, TD3_RNN and DDPG_RNN (torch): the policy's hidden states carried per environment and zeroed at episode
+ends, stored with each step and fed (with the episode ends) to every recurrent model of the update on sampled
+sequences; run state; clear errors; short runs on Pendulum."""
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from recurrent_offpolicy_runner import runner_cfg
+from torch import nn
+
+from skrl_like.torch.agents.ddpg import DDPG_RNN
+from skrl_like.torch.agents.sac import SAC, SAC_RNN
+from skrl_like.torch.agents.td3 import TD3_RNN
+from skrl_like.torch.envs.wrappers import wrap_env
+from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.models import DeterministicMixin, GaussianMixin, Model
+from skrl_like.torch.models.recurrent import hidden_state_sizes, make_recurrent_module, recurrent_forward
+from skrl_like.torch.trainers import SequentialTrainer
+
+OBSERVATIONS = gymnasium.spaces.Box(-1.0, 1.0, (3,))
+ACTIONS = gymnasium.spaces.Box(-2.0, 2.0, (1,))
+NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
+QUIET = {"headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+SAC_ROLES = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+TD3_ROLES = ("policy", "target_policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
+DDPG_ROLES = ("policy", "target_policy", "critic", "target_critic")
+
+
+class _Recurrent(Model):
+    """A GRU (or LSTM) over the observations, in skrl's layouts (docs/recurrent.md)."""
+
+    def __init__(self, num_envs, sequence_length, kind, hidden):
+        Model.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
+        self.num_envs, self.sequence_length, self.kind, self.hidden = num_envs, sequence_length, kind, hidden
+        self.rnn = make_recurrent_module(kind, self.num_observations, hidden)
+
+    def get_specification(self):
+        sizes = hidden_state_sizes(self.kind, 1, self.num_envs, self.hidden)
+        return {"rnn": {"sequence_length": self.sequence_length, "sizes": sizes}}
+
+    def features(self, inputs):
+        return recurrent_forward(
+            self.rnn, inputs["states"], inputs["rnn"], self.sequence_length, inputs.get("terminated"), self.training
+        )
+
+
+class GaussianPolicy(GaussianMixin, _Recurrent):
+    def __init__(self, num_envs=2, sequence_length=3, kind="GRU", hidden=4):
+        _Recurrent.__init__(self, num_envs, sequence_length, kind, hidden)
+        GaussianMixin.__init__(self, clip_actions=False)
+        self.head = nn.Linear(hidden, self.num_actions)
+        self.log_std_parameter = nn.Parameter(torch.zeros(self.num_actions))
+
+    def compute(self, inputs, role=""):
+        features, states = self.features(inputs)
+        return self.head(features), self.log_std_parameter, {"rnn": states}
+
+
+class DeterministicPolicy(DeterministicMixin, _Recurrent):
+    def __init__(self, num_envs=2, sequence_length=3, kind="GRU", hidden=4):
+        _Recurrent.__init__(self, num_envs, sequence_length, kind, hidden)
+        DeterministicMixin.__init__(self, clip_actions=True)
+        self.head = nn.Linear(hidden, self.num_actions)
+
+    def compute(self, inputs, role=""):
+        features, states = self.features(inputs)
+        return torch.tanh(self.head(features)), {"rnn": states}
+
+
+class Critic(DeterministicMixin, _Recurrent):
+    """Q(s, a) = head([gru(s), a]); records the inputs of its calls."""
+
+    def __init__(self, num_envs=2, sequence_length=3, kind="GRU", hidden=4):
+        _Recurrent.__init__(self, num_envs, sequence_length, kind, hidden)
+        DeterministicMixin.__init__(self)
+        self.head = nn.Linear(hidden + self.num_actions, 1)
+        self.calls = []
+
+    def compute(self, inputs, role=""):
+        self.calls.append({key: inputs.get(key) for key in ("states", "rnn", "terminated")})
+        features, states = self.features(inputs)
+        return self.head(torch.cat([features, inputs["taken_actions"]], -1)), {"rnn": states}
+
+
+class FeedforwardCritic(DeterministicMixin, Model):
+    def __init__(self):
+        Model.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
+        DeterministicMixin.__init__(self)
+        self.net = nn.Linear(self.num_observations + self.num_actions, 1)
+
+    def compute(self, inputs, role=""):
+        return self.net(torch.cat([inputs["states"], inputs["taken_actions"]], -1)), {}
+
+
+class FeedforwardPolicy(GaussianMixin, Model):
+    def __init__(self):
+        Model.__init__(self, OBSERVATIONS, ACTIONS, "cpu")
+        GaussianMixin.__init__(self)
+        self.net = nn.Linear(self.num_observations, self.num_actions)
+        self.log_std_parameter = nn.Parameter(torch.zeros(self.num_actions))
+
+    def compute(self, inputs, role=""):
+        return self.net(inputs["states"]), self.log_std_parameter, {}
+
+
+def sac_models(num_envs=2, sequence_length=3, critic=Critic):
+    models = {"policy": GaussianPolicy(num_envs, sequence_length)}
+    for role in SAC_ROLES[1:]:
+        models[role] = critic(num_envs, sequence_length) if critic is Critic else critic()
+    return models
+
+
+def make_agent(agent_class=SAC_RNN, models=None, num_envs=2, memory_size=16, sequence_length=3, **cfg):
+    if models is None:
+        policy = GaussianPolicy if agent_class is SAC_RNN else DeterministicPolicy
+        roles = {SAC_RNN: SAC_ROLES, TD3_RNN: TD3_ROLES, DDPG_RNN: DDPG_ROLES}[agent_class]
+        models = {role: (policy if "policy" in role else Critic)(num_envs, sequence_length) for role in roles}
+    memory = RandomMemory(memory_size=memory_size, num_envs=num_envs, device="cpu")
+    cfg = {"batch_size": 2, "experiment": NO_FILES, **cfg}
+    return agent_class(models=models, memory=memory, cfg=cfg, observation_space=OBSERVATIONS, action_space=ACTIONS)
+
+
+def step(agent, states, ended, timestep=0):
+    """One acting + recording step: ``ended`` per environment (terminated)."""
+    actions, _, _ = agent.act(states, timestep, 100)
+    terminated = torch.tensor(ended).reshape(-1, 1)
+    agent.record_transition(
+        states, actions, torch.zeros(len(ended), 1), states, terminated, torch.zeros_like(terminated), {}, timestep, 100
+    )
+
+
+def test_the_hidden_state_is_zeroed_where_an_episode_ended_and_carried_elsewhere():
+    torch.manual_seed(0)
+    agent = make_agent()
+    agent.init()
+    agent.set_running_mode("train")
+    policy = agent.policy
+    states = torch.rand(4, 2, 3)
+    # the hidden state after step 0, by hand: one GRU step from zeros
+    policy.set_mode("eval")
+    expected = policy.act({"states": states[0], "rnn": [torch.zeros(1, 2, 4)]}, role="policy")[2]["rnn"][0]
+    step(agent, states[0], [True, False])
+    step(agent, states[1], [False, False])
+    stored = agent.memory.get_tensor_by_name("rnn_policy_0")  # (memory_size, num_envs, layers, hidden)
+    assert torch.equal(stored[0], torch.zeros(2, 1, 4))  # an episode starts from zeros
+    assert torch.equal(stored[1, 0], torch.zeros(1, 4))  # environment 0 ended at step 0: reset
+    assert torch.allclose(stored[1, 1], expected[:, 1])  # environment 1 did not: carried
+    assert stored[1, 1].abs().sum() > 0
+
+
+def test_the_update_feeds_every_recurrent_model_the_policys_stored_state_of_each_sequence_start():
+    torch.manual_seed(1)
+    agent = make_agent(learning_starts=0, gradient_steps=1)
+    agent.init()
+    agent.set_running_mode("train")
+    for timestep in range(6):
+        step(agent, torch.rand(2, 3), [timestep == 2, False], timestep)
+    critic = agent.critic_1
+    critic.calls.clear()
+    agent.set_mode("train")
+    agent._update(6, 100)
+    memory = agent.memory
+    rows = memory.get_sampling_indexes().reshape(2, 3)  # batch_size sequences of sequence_length rows
+    assert np.all(np.diff(rows, axis=1) == memory.num_envs)  # consecutive steps of one environment
+    stored = memory.get_tensor_by_name("rnn_policy_0").reshape(-1, 1, 4)
+    ended = memory.get_tensor_by_name("terminated").reshape(-1, 1)
+    for call in critic.calls:  # the target pass, the critic step, the policy step
+        assert torch.equal(call["rnn"][0], stored[rows.reshape(-1)].transpose(0, 1))
+        assert torch.equal(call["terminated"], ended[rows.reshape(-1)])
+    assert len(critic.calls) == 2  # the critic loss and the policy loss (the targets are other models)
+
+
+def test_the_update_waits_for_batch_size_whole_sequences():
+    agent = make_agent(batch_size=4, learning_starts=0)
+    agent.init()
+    agent.set_running_mode("train")
+    before = [p.clone() for p in agent.policy.parameters()]
+    for timestep in range(3):  # 3 steps of 2 envs: 2 starts of a 3-step sequence, fewer than 4
+        step(agent, torch.rand(2, 3), [False, False], timestep)
+        agent.post_interaction(timestep, 100)
+    assert all(torch.equal(a, b) for a, b in zip(before, agent.policy.parameters()))
+    step(agent, torch.rand(2, 3), [False, False], 3)
+    agent.post_interaction(3, 100)  # 4 starts now
+    assert not all(torch.equal(a, b) for a, b in zip(before, agent.policy.parameters()))
+
+
+def test_the_hidden_states_are_run_state():
+    torch.manual_seed(2)
+    agent = make_agent()
+    agent.init()
+    agent.set_running_mode("train")
+    step(agent, torch.rand(2, 3), [False, False])
+    saved = agent.run_state()
+    other = make_agent()
+    other.init()
+    other.load_run_state(saved)
+    assert torch.equal(other.hidden_states.inputs("policy")[0], agent.hidden_states.inputs("policy")[0])
+    assert other.hidden_states.inputs("policy")[0].abs().sum() > 0
+
+
+def test_feedforward_and_recurrent_agents_refuse_the_other_kind_of_model():
+    with pytest.raises(ValueError, match="SAC_RNN .same config."):
+        make_agent(SAC, models=sac_models())
+    feedforward = {"policy": FeedforwardPolicy(), **{role: FeedforwardCritic() for role in SAC_ROLES[1:]}}
+    with pytest.raises(ValueError, match="none of the models .* is recurrent"):
+        make_agent(SAC_RNN, models=feedforward)
+
+
+def test_a_recurrent_critic_needs_a_recurrent_policy_of_its_sizes():
+    models = {"policy": FeedforwardPolicy(), **{role: Critic() for role in SAC_ROLES[1:]}}
+    with pytest.raises(ValueError, match="the policy is not"):
+        make_agent(SAC_RNN, models=models)
+    models = sac_models()
+    models["critic_2"], models["target_critic_2"] = Critic(hidden=5), Critic(hidden=5)
+    with pytest.raises(ValueError, match="'critic_2' model's hidden states .* differ from the policy's"):
+        make_agent(SAC_RNN, models=models)
+
+
+def test_a_memory_shorter_than_a_sequence_is_refused():
+    with pytest.raises(ValueError, match="fewer than one sequence of 3 steps"):
+        make_agent(memory_size=2)
+
+
+def test_feedforward_critics_with_a_recurrent_policy_train():
+    agent = make_agent(models=sac_models(critic=FeedforwardCritic), learning_starts=0)
+    agent.init()
+    agent.set_running_mode("train")
+    for timestep in range(4):
+        step(agent, torch.rand(2, 3), [False, False], timestep)
+        agent.post_interaction(timestep, 100)
+
+
+@pytest.mark.parametrize("agent_class", [SAC_RNN, TD3_RNN, DDPG_RNN])
+def test_a_short_run_on_pendulum(agent_class):
+    torch.manual_seed(3)
+    env = wrap_env(
+        gymnasium.make_vec("Pendulum-v1", num_envs=2, vectorization_mode="sync", max_episode_steps=10), verbose=False
+    )
+    agent = make_agent(agent_class, memory_size=32, learning_starts=8)
+    before = [p.clone() for p in agent.policy.parameters()]
+    SequentialTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 24}).train()
+    assert not all(torch.equal(a, b) for a, b in zip(before, agent.policy.parameters()))
+    assert all(torch.isfinite(p).all() for p in agent.policy.parameters())
+
+
+@pytest.mark.parametrize("agent_class", [SAC_RNN, TD3_RNN])
+def test_the_policy_still_steps_its_memory_during_the_random_warm_up(agent_class):
+    torch.manual_seed(4)
+    agent = make_agent(agent_class, random_timesteps=10)
+    agent.init()
+    agent.set_running_mode("train")
+    states = torch.rand(2, 3)
+    agent.policy.set_mode("eval")
+    expected = agent.policy.act({"states": states, "rnn": [torch.zeros(1, 2, 4)]}, role="policy")[2]["rnn"][0]
+    step(agent, states, [False, False])
+    assert torch.allclose(agent.hidden_states.inputs("policy")[0], expected)
+    assert expected.abs().sum() > 0
+
+
+@pytest.mark.parametrize("agent_class", ["SAC", "DDPG"])
+def test_the_runner_runs_a_policy_with_a_recurrent_layer_as_the_recurrent_agent(agent_class):
+    from skrl_like.torch.utils.runner import Runner
+
+    env = wrap_env(gymnasium.make_vec("Pendulum-v1", num_envs=2, vectorization_mode="sync"), verbose=False)
+    runner = Runner(env, runner_cfg(agent_class))
+    assert type(runner.agent).__name__ == f"{agent_class}_RNN"
+    runner.run("train")
+    assert tuple(runner.agent.hidden_states.inputs("policy")[0].shape) == (1, 2, 8)
