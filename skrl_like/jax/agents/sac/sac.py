@@ -15,9 +15,8 @@ model's key counter only advances while tracing).
 """
 
 import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,12 +24,10 @@ import numpy as np
 from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, default_target_entropy
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
@@ -104,11 +101,8 @@ class SAC(Agent):
         (``model.init_state_dict(role)``): a ``GaussianMixin`` policy and four Q-functions of states and taken actions
         with one output each; each target has its critic's parameter tree (it starts as a copy).
     :param memory: a replay memory (``batch_size`` rows at least), or a list of memories (the first one is sampled).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``SAC_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and every
-        value is checked against its documented type and range.
+    :param cfg: keys of ``SAC_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -118,20 +112,13 @@ class SAC(Agent):
         "critic_learning_rate": "critic_learning_rate",
         "entropy_learning_rate": "entropy_learning_rate",  # with learn_entropy
     }
+    default_config = SAC_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "SAC cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         check_action_space("SAC", action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(neutral.ROLES)
         neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin,))
         self._adopt_models(neutral.ROLES)
@@ -159,7 +146,9 @@ class SAC(Agent):
         self._target_entropy = 0.0
         if cfg["learn_entropy"]:
             target_entropy = cfg["target_entropy"]
-            self._target_entropy = default_target_entropy(action_space) if target_entropy is None else target_entropy
+            self._target_entropy = (
+                default_target_entropy(self.action_space) if target_entropy is None else target_entropy
+            )
             self.entropy_optimizer = make_adam(self.log_entropy_coefficient, cfg["entropy_learning_rate"], None)
             self._register_optimizer("entropy_optimizer")
 

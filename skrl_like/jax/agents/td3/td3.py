@@ -19,9 +19,8 @@ Each critic steps with its own gradient (skrl 1.4.3's JAX TD3 stepped both with 
 """
 
 import functools
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,12 +28,10 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
@@ -107,11 +104,8 @@ class TD3(Agent):
         architecture as its online model.
     :param memory: a replay memory (e.g. ``RandomMemory``) of at least ``cfg["batch_size"]`` rows, or a list of
         memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment (its bounds clip the actions).
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``TD3_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``TD3_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -125,20 +119,13 @@ class TD3(Agent):
     critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
     delayed_policy = True  # the policy step is a lax.cond on the critic-step count (DDPG: at every step)
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         name = type(self).__name__
-        cfg = merge_config(self.default_config, cfg, f"{name} cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, f"{name} cfg")
         check_action_space(name, action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        name = type(self).__name__
         self.target_critic_roles = tuple(f"target_{role}" for role in self.critic_roles)
         self._adopt_models(("policy", "target_policy", *self.critic_roles, *self.target_critic_roles))
         self._check_model_outputs(
