@@ -28,7 +28,12 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.off_policy import (
+    check_action_space,
+    check_batch_size,
+    gradient_step_flag_names,
+    noise_decay_timesteps,
+)
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
@@ -389,7 +394,7 @@ class TD3(Agent):
         if records.finite.all():
             return
         note = non_finite_note(self._non_finite_parameter_names(learner, self._checked_roles))
-        names = neutral.step_flag_names(len(records.finite), note)
+        names = gradient_step_flag_names(len(records.finite), neutral.STEP_QUANTITIES, note)
         check_named_flags(type(self).__name__, timestep, names, records.finite.reshape(-1).tolist())
 
     _checked_roles = ("policy", "critic_1", "critic_2")  # the order their non-finite parameters are named in

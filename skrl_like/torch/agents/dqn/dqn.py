@@ -17,6 +17,7 @@ from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
 from skrl_like.torch.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batch
@@ -124,7 +125,7 @@ class DQN(Agent):
         losses, targets, flags, checked = [], [], [], []
         for _ in range(cfg["gradient_steps"]):
             states, actions, rewards, next_states, terminated, truncated = sample_batch(
-                self.memory, neutral.TENSOR_NAMES, cfg["batch_size"]
+                self.memory, TRANSITION_NAMES, cfg["batch_size"]
             )
             with self._autocast():
                 # statistics updated twice per step, with the states and the next states [compat]

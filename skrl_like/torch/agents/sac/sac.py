@@ -21,6 +21,7 @@ from skrl_like.core.agents.off_policy import (
     default_target_entropy,
 )
 from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
 from skrl_like.torch.agents.off_policy import (
@@ -36,8 +37,6 @@ SAC_DEFAULT_CONFIG = with_backend_keys(
     neutral.SAC_DEFAULT_CONFIG,
     mixed_precision=False,  # enable automatic mixed precision for higher performance
 )
-
-_BATCH = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
 
 
 class SAC(Agent):
@@ -133,7 +132,7 @@ class SAC(Agent):
         flags = []
         for _ in range(cfg["gradient_steps"]):
             states, actions, rewards, next_states, terminated, truncated = sample_batch(
-                self.memory, _BATCH, cfg["batch_size"]
+                self.memory, TRANSITION_NAMES, cfg["batch_size"]
             )
             alpha = self._entropy_coefficient
             with self._autocast():

@@ -20,8 +20,14 @@ from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import with_backend_keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.off_policy import (
+    check_action_space,
+    check_batch_size,
+    gradient_step_flag_names,
+    noise_decay_timesteps,
+)
 from skrl_like.core.agents.schedule import OffPolicySchedule
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import (
     all_finite,
@@ -170,7 +176,7 @@ class TD3(Agent):
         critic_roles, first_critic = self._critic_roles, self.models[self._critic_roles[0]]
         flags = []  # per gradient step: the finite flags of neutral.STEP_QUANTITIES and of the parameters
         for _ in range(cfg["gradient_steps"]):
-            batch = sample_batch(self.memory, neutral.TENSOR_NAMES, cfg["batch_size"])
+            batch = sample_batch(self.memory, TRANSITION_NAMES, cfg["batch_size"])
             sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch
 
             with self._autocast():
@@ -278,7 +284,8 @@ class TD3(Agent):
         flags = torch.stack(flags).reshape(-1).tolist()
         if all(flags):
             return
-        names = neutral.step_flag_names(len(flags) // (len(neutral.STEP_QUANTITIES) + 1), self._non_finite_note())
+        steps = len(flags) // (len(neutral.STEP_QUANTITIES) + 1)
+        names = gradient_step_flag_names(steps, neutral.STEP_QUANTITIES, self._non_finite_note())
         check_named_flags(type(self).__name__, timestep, names, flags)
 
     def _non_finite_note(self) -> str:
