@@ -84,11 +84,7 @@ class AgentCore(AgentRunState):
         device: Optional[Any] = None,
         cfg: Optional[dict] = None,
     ) -> None:
-        if self.default_config is not None:
-            # named after the algorithm that sets the defaults (a subclass of PPO is configured by "PPO cfg")
-            where = next(f"{cls.__name__} cfg" for cls in type(self).__mro__ if "default_config" in vars(cls))
-            cfg = merge_config(self.default_config, cfg, where, ignored=self.ignored_config_keys)
-            check_config(cfg, where)
+        cfg = self._merge_config(cfg)
         self._check_arguments(cfg, observation_space, action_space)
         if not isinstance(models, Mapping):
             raise TypeError(
@@ -98,7 +94,7 @@ class AgentCore(AgentRunState):
         self.models = dict(models)
         self.observation_space = observation_space
         self.action_space = action_space
-        self.cfg = cfg if cfg is not None else {}
+        self.cfg = cfg
         self.device = self._parse_device(device)
 
         if isinstance(memory, (list, tuple)):
@@ -120,6 +116,17 @@ class AgentCore(AgentRunState):
         self._setup()
 
     # -- algorithm hooks --------------------------------------------------------------------------------------
+
+    def _merge_config(self, cfg: Optional[Mapping[str, Any]]) -> dict:
+        """``cfg`` merged into a copy of :attr:`default_config` and checked key by key (``cfg`` as it is without
+        defaults)."""
+        if self.default_config is None:
+            return cfg if cfg is not None else {}
+        # named after the algorithm that sets the defaults (a subclass of PPO is configured by "PPO cfg")
+        where = next(f"{cls.__name__} cfg" for cls in type(self).__mro__ if "default_config" in vars(cls))
+        cfg = merge_config(self.default_config, cfg, where, ignored=self.ignored_config_keys)
+        check_config(cfg, where)
+        return cfg
 
     def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         """Checks that fail before anything is set up (the algorithm's kind of action space, its exploration
