@@ -36,14 +36,14 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
-    PackedReport,
+    compile_packed_update,
     compiled_replay_obstacles,
     create_replay_tensors,
     epsilon_greedy,
     init_target,
+    learn_checked,
     sample_batches,
 )
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
 
@@ -159,9 +159,7 @@ class DQN(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._act)
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -279,11 +277,7 @@ class DQN(Agent):
         cfg = self.cfg
         batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
         update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        learner, packed = self._update_fn(self.gather_learner(), batches, update_target, np.int32(timestep))
-        report = self._packed_learn.unpack(packed)  # one transfer: the flags to check and the numbers to track
-        self.check_update(timestep, learner, report)
-        self.commit_learner(learner)
-
+        report = learn_checked(self, timestep, batches, update_target)
         for tag, value in self.tracked_values(report).items():
             self.track_data(tag, value)
 

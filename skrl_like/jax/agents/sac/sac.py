@@ -14,7 +14,6 @@ noise comes from a key split off the learner's key at every step (skrl's jitted 
 model's key counter only advances while tracing).
 """
 
-import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import jax
@@ -40,11 +39,13 @@ from skrl_like.jax.agents.mechanics import (
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
     LogEntropyCoefficient,
-    PackedReport,
+    compile_packed_update,
     compiled_replay_obstacles,
     create_replay_tensors,
     init_target,
+    learn_checked,
     max_min_mean,
+    max_min_mean_tags,
     polyak_targets,
     q_values,
     sample_batches,
@@ -52,7 +53,6 @@ from skrl_like.jax.agents.off_policy import (
     warn_if_identical,
 )
 from skrl_like.jax.models import GaussianMixin
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
 
@@ -163,9 +163,7 @@ class SAC(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample_actions)
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     def learning_rate_keys(self) -> Tuple[str, ...]:
         keys = tuple(self.learning_rate_fields)
@@ -279,12 +277,7 @@ class SAC(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
-        learner, packed = self._update_fn(self.gather_learner(), batches, np.int32(timestep))
-        # one host transfer for the finite flags and the tracked values (a few numbers per gradient step)
-        records = self._packed_learn.unpack(packed)
-        self.check_update(timestep, learner, records)
-        self.commit_learner(learner)
-
+        records = learn_checked(self, timestep, batches)
         if self.write_interval > 0:
             for tag, values in self.tracked_values(records).items():
                 for step in range(cfg["gradient_steps"]):
@@ -294,12 +287,13 @@ class SAC(Agent):
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
         ``_update`` here, and written per step by ``CompiledTrainer``. The learning rates are tracked with a schedule,
         or with ``learning_rates`` (a compiled run that sweeps one: each run's own rates)."""
-        tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
-        for tag, values in (("Q-network / Q1", records.q1), ("Q-network / Q2", records.q2)):
-            for index, reduction in enumerate(("max", "min", "mean")):
-                tracked[f"{tag} ({reduction})"] = values[..., index]
-        for index, reduction in enumerate(("max", "min", "mean")):
-            tracked[f"Target / Target ({reduction})"] = records.target[..., index]
+        tracked = {
+            "Loss / Policy loss": records.policy_loss,
+            "Loss / Critic loss": records.critic_loss,
+            **max_min_mean_tags("Q-network / Q1", records.q1),
+            **max_min_mean_tags("Q-network / Q2", records.q2),
+            **max_min_mean_tags("Target / Target", records.target),
+        }
         if self.cfg["learn_entropy"]:
             tracked["Loss / Entropy loss"] = records.entropy_loss
             tracked["Coefficient / Entropy coefficient"] = records.entropy_coefficient
@@ -340,10 +334,6 @@ class SAC(Agent):
 
     def _fresh_extras(self, learner: LearnerState, key: jax.Array) -> LearnerState:
         """The initial entropy coefficient, a fresh entropy optimizer and a new random stream."""
-        log_alpha = {
-            "params": jnp.full_like(
-                learner.log_entropy_coefficient["params"], math.log(self.cfg["initial_entropy_value"])
-            )
-        }
+        log_alpha = LogEntropyCoefficient.initial_params(self.cfg["initial_entropy_value"])
         entropy_optimizer = fresh_optimizer(learner.entropy_optimizer, log_alpha)
         return learner._replace(log_entropy_coefficient=log_alpha, entropy_optimizer=entropy_optimizer, key=key)

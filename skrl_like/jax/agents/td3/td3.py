@@ -46,7 +46,7 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
-    PackedReport,
+    compile_packed_update,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
@@ -54,7 +54,9 @@ from skrl_like.jax.agents.off_policy import (
     exploration_act,
     gaussian_noise,
     init_target,
+    learn_checked,
     max_min_mean,
+    max_min_mean_tags,
     polyak_targets,
     q_values,
     sample_batches,
@@ -63,7 +65,6 @@ from skrl_like.jax.agents.off_policy import (
     update_critics,
     warn_if_identical,
 )
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -170,9 +171,7 @@ class TD3(Agent):
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
         self._key = None  # act draws from the Noise objects; compiled_start gives a compiled run an acting stream
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -318,11 +317,7 @@ class TD3(Agent):
         )
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        learner, packed = self._update_fn(self.gather_learner(), self._draw_batches(), np.int32(timestep))
-        records = self._packed_learn.unpack(packed)  # one transfer: the flags to check and what is tracked
-        self.check_update(timestep, learner, records)
-        self.commit_learner(learner)
-
+        records = learn_checked(self, timestep, self._draw_batches())
         for tag, values in self.tracked_values(records).items():
             for step in range(len(records.delayed)):
                 if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
@@ -337,10 +332,9 @@ class TD3(Agent):
             "Loss / Policy loss": np.where(records.delayed, records.policy_loss, np.nan),
             "Loss / Critic loss": records.critic_loss,
         }
-        q_values = [(f"Q-network / Q{index + 1}", records.critic_values[..., index, :]) for index in range(2)]
-        for tag, values in (*q_values, ("Target / Target", records.target_values)):
-            for index, reduction in enumerate(("max", "min", "mean")):
-                tracked[f"{tag} ({reduction})"] = values[..., index]
+        for index in range(2):
+            tracked.update(max_min_mean_tags(f"Q-network / Q{index + 1}", records.critic_values[..., index, :]))
+        tracked.update(max_min_mean_tags("Target / Target", records.target_values))
         if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
