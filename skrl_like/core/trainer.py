@@ -3,7 +3,8 @@
 One hook style: a backend's ``Trainer`` subclasses :class:`TrainerCore` and overrides only its tensor hooks
 (the no-grad context, how per-agent actions are stacked, which ``infos`` values are scalars worth logging,
 conversion to NumPy, the distributed rank). The whole-run loop and the one-step loop live here too, so a
-backend's ``SequentialTrainer``/``StepTrainer`` is a plain subclass of its ``Trainer`` that only picks one.
+backend's ``SequentialTrainer``/``StepTrainer`` is a plain subclass of its ``Trainer`` that sets its defaults, inits
+the agents in ``_setup`` and picks one loop.
 
 This file reads as the loop. Beside it, one concept each: :mod:`skrl_like.core.trainer_setup` (configuration,
 agents, scopes and spaces checked at construction; the run features and their hooks on the agents) and
@@ -89,6 +90,10 @@ class TrainerCore(TrainerRunState):
 
         if self.close_environment_at_exit:
             atexit.register(self._close_environment)
+        self._setup()
+
+    def _setup(self) -> None:
+        """What a kind of trainer prepares once everything is checked (``SequentialTrainer``: the agents' ``init``)."""
 
     def _close_environment(self) -> None:
         """Close the environment (at exit, or earlier on an interrupt, when ``close_environment_at_exit``) once."""

@@ -14,7 +14,7 @@ device parsing, placing models, reading/writing module states, and the episode-t
 
 import contextlib
 import os
-from typing import Any, Iterable, Mapping, Optional, Tuple
+from typing import Any, Iterable, Mapping, Optional, Tuple, Union
 
 import gymnasium
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents.checkpointing import _WORST_REWARD
 from skrl_like.core.agents.checks import policy_output_size
+from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.deployment import actions_for_env, as_numpy, batch_size_of, observation_space_of
 from skrl_like.core.agents.off_policy import check_memory_to_learn, stored_next_states
 from skrl_like.core.agents.privileged import (
@@ -35,7 +36,7 @@ from skrl_like.core.agents.recurrent import check_model_kinds
 from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
 from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
 from skrl_like.core.agents.transition import Transition
-from skrl_like.core.config import did_you_mean
+from skrl_like.core.config import did_you_mean, merge_config
 from skrl_like.core.network_definition import NetworkInputError
 from skrl_like.core.spaces import compute_space_size
 
@@ -46,15 +47,19 @@ _DEPLOYMENT_TIMESTEP = 2**30
 
 
 class AgentCore(AgentRunState):
-    """Base class of every agent (see a backend's ``Agent`` for the public signature).
+    """Base class of every agent: the constructor of every algorithm (skrl's signature), documented here once.
 
-    :param models: ``{role: model}``; ``None`` values are allowed (an absent optional model).
+    :param models: ``{role: model}``, the roles the algorithm names; ``None`` values are allowed (an absent optional
+        model).
     :param memory: a memory, ``None``, or a list/tuple of memories (the first is used for learning,
         the others receive copies of every sample, e.g. to export data).
-    :param observation_space: the space, shape or size of one observation.
-    :param action_space: the space, shape or size of one action.
-    :param device: where the agent computes; ``None`` picks the backend's default device.
-    :param cfg: the agent's configuration (already merged with its defaults by the algorithm).
+    :param observation_space: the space, shape or size of one observation (of one environment).
+    :param action_space: the space, shape or size of one action (of one environment).
+    :param device: where the agent computes (a torch device or a JAX device, or its name); ``None`` picks the
+        backend's default device.
+    :param cfg: keys of the algorithm's :attr:`default_config` (its ``*_DEFAULT_CONFIG``), merged into a copy of
+        it: unknown keys raise ``ValueError`` with the closest key, and every value is checked against its
+        documented type and range.
 
     What a trainer (or a user's loop) plugs into an agent goes through three documented methods, never by setting
     attributes: :meth:`set_trainer_hooks` (code run around each update and before each results row: update
@@ -62,8 +67,14 @@ class AgentCore(AgentRunState):
     (functions handed every ``results.jsonl`` row: the progress bar, ``on_train_result``, curriculum, Tune).
     """
 
+    #: the algorithm's ``*_DEFAULT_CONFIG``: the constructor merges ``cfg`` into a copy of it and checks every key
+    #: (``None``: ``cfg`` is taken as it is)
+    default_config: Optional[Mapping[str, Any]] = None
+    #: keys accepted and dropped with a warning, each with what to set instead (``merge_config``'s ``ignored``; the
+    #: JAX agents: the torch-only keys)
+    ignored_config_keys: Optional[Mapping[str, str]] = None
     #: when the agent learns: the algorithm's :class:`~skrl_like.core.agents.schedule.RolloutSchedule` or
-    #: :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`, set in its ``__init__``; ``None``: it never updates
+    #: :class:`~skrl_like.core.agents.schedule.OffPolicySchedule`, set in its ``_setup``; ``None``: it never updates
     schedule: Optional[Any] = None
     #: whether the models are put in train mode for an update and back in eval mode after it (skrl's torch DQN, CEM
     #: and tabular agents switch no modes: switching a torch model's mode walks all its submodules, twice per update)
@@ -80,11 +91,13 @@ class AgentCore(AgentRunState):
         self,
         models: Mapping[str, Any],
         memory: Any = None,
-        observation_space: Any = None,
-        action_space: Any = None,
-        device: Any = None,
+        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
+        device: Optional[Any] = None,
         cfg: Optional[dict] = None,
     ) -> None:
+        cfg = self._merge_config(cfg)
+        self._check_arguments(cfg, observation_space, action_space)
         if not isinstance(models, Mapping):
             raise TypeError(
                 f"{type(self).__name__}: models must be a dict mapping roles to models, e.g. "
@@ -93,7 +106,7 @@ class AgentCore(AgentRunState):
         self.models = dict(models)
         self.observation_space = observation_space
         self.action_space = action_space
-        self.cfg = cfg if cfg is not None else {}
+        self.cfg = cfg
         self.device = self._parse_device(device)
 
         if isinstance(memory, (list, tuple)):
@@ -120,6 +133,28 @@ class AgentCore(AgentRunState):
         self._setup_checkpoints(experiment)
         self.training = True
         self._initialized = False  # init() ran (a trainer calls it; compute_action calls it when no trainer did)
+        self._setup()
+
+    # -- algorithm hooks --------------------------------------------------------------------------------------
+
+    def _merge_config(self, cfg: Optional[Mapping[str, Any]]) -> dict:
+        """``cfg`` merged into a copy of :attr:`default_config` and checked key by key (``cfg`` as it is without
+        defaults)."""
+        if self.default_config is None:
+            return cfg if cfg is not None else {}
+        # named after the algorithm that sets the defaults (a subclass of PPO is configured by "PPO cfg")
+        where = next(f"{cls.__name__} cfg" for cls in type(self).__mro__ if "default_config" in vars(cls))
+        cfg = merge_config(self.default_config, cfg, where, ignored=self.ignored_config_keys)
+        check_config(cfg, where)
+        return cfg
+
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
+        """Checks that fail before anything is set up (the algorithm's kind of action space, its exploration
+        settings): none by default."""
+
+    def _setup(self) -> None:
+        """The algorithm's own construction, run last by the constructor (models, schedule, optimizers,
+        preprocessors): nothing by default."""
 
     # -- backend hooks ---------------------------------------------------------------------------------------
 

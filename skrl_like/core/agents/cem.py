@@ -46,9 +46,6 @@ CEM_DEFAULT_CONFIG = {
 }
 # fmt: on
 
-#: the memory's tensors
-TENSOR_NAMES = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
-
 
 def check_memory(algorithm: str, memory: Any, rollouts: int) -> None:
     """The memory holds exactly one rollout: its rows are the rollout's steps in order (a smaller memory loses the

@@ -35,28 +35,3 @@ DDPG_DEFAULT_CONFIG = {
     "experiment": experiment_defaults(),  # directory, names, writing and checkpoint intervals, wandb
 }
 # fmt: on
-
-#: what each gradient step samples from the replay memory, in this order
-BATCH_NAMES = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
-
-#: the finite flags of one gradient step, in the order both backends compute and check them
-STEP_QUANTITIES = (
-    "sampled states",
-    "sampled actions",
-    "sampled rewards",
-    "sampled next_states",
-    "TD targets",
-    "critic loss",
-    "policy loss",
-)
-
-
-def step_flag_names(gradient_steps: int, parameters_note: str) -> list:
-    """The names of an update's finite flags: per gradient step the :data:`STEP_QUANTITIES`, then the parameters
-    after its optimizer steps (``parameters_note`` says which are non-finite now)."""
-    names = []
-    for step in range(gradient_steps):
-        where = f"of gradient step {step}"
-        names += [f"the {quantity} {where}" for quantity in STEP_QUANTITIES]
-        names.append(f"the parameters after the optimizer steps {where} ({parameters_note})")
-    return names

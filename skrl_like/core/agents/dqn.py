@@ -49,9 +49,6 @@ def _default_config() -> dict:
 DQN_DEFAULT_CONFIG = _default_config()
 DDQN_DEFAULT_CONFIG = _default_config()
 
-#: the replay memory's tensors, in the order a batch is sampled
-TENSOR_NAMES = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
-
 _EXPLORATION_KEYS = ("initial_epsilon", "final_epsilon", "timesteps")
 
 

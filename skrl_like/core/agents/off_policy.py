@@ -5,7 +5,7 @@ Each function is called explicitly from an algorithm file, so that the algorithm
 """
 
 import math
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional, Sequence
 
 import gymnasium
 import numpy as np
@@ -99,6 +99,18 @@ def identical_twins_warning(algorithm: str, first: str, second: str) -> str:
         f"identical and min({first}, {second}) corrects nothing. Initialise them differently (torch: build each "
         f"model anew; JAX: init_state_dict(role) without a key gives each model its own, or pass distinct keys)"
     )
+
+
+def gradient_step_flag_names(gradient_steps: int, quantities: Sequence[str], parameters_note: str) -> List[str]:
+    """The names of an update's finite flags, in the order both backends compute them: for each gradient step its
+    ``quantities`` (the sampled batch first), then the parameters after its optimizer steps (``parameters_note`` says
+    which are non-finite)."""
+    names = []
+    for step in range(gradient_steps):
+        where = f"of gradient step {step}"
+        names += [f"the {quantity} {where}" for quantity in quantities]
+        names.append(f"the parameters after the optimizer steps {where} ({parameters_note})")
+    return names
 
 
 def stored_next_states(next_states: Any, infos: Any) -> Any:

@@ -1,9 +1,10 @@
 """SAC's configuration, written once for both backends (torch adds ``mixed_precision``; JAX re-exports it as is),
 and what both backends check and name the same way: the stochastic policy and the finite flags of an update."""
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Tuple
 
 from skrl_like.core.agents.config import experiment_defaults
+from skrl_like.core.agents.off_policy import gradient_step_flag_names
 
 #: SAC's models: the stochastic policy, two Q-functions and their targets (no target policy)
 ROLES = ("policy", "critic_1", "critic_2", "target_critic_1", "target_critic_2")
@@ -59,10 +60,5 @@ def check_gaussian_policy(policy: Any, gaussian_classes: Tuple[type, ...]) -> No
 def step_flag_names(gradient_steps: int, learn_entropy: bool, parameters_note: str) -> list:
     """The names of an update's finite flags, per gradient step: the sampled batch, the losses, then the parameters
     after the step's optimizer steps (``parameters_note`` says which are non-finite)."""
-    names = []
-    for step in range(gradient_steps):
-        where = f"of gradient step {step}"
-        quantities: Sequence[str] = STEP_QUANTITIES + (("entropy loss",) if learn_entropy else ())
-        names += [f"the {quantity} {where}" for quantity in quantities]
-        names.append(f"the parameters after the optimizer steps {where} ({parameters_note})")
-    return names
+    quantities = STEP_QUANTITIES + (("entropy loss",) if learn_entropy else ())
+    return gradient_step_flag_names(gradient_steps, quantities, parameters_note)

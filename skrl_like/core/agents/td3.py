@@ -1,8 +1,6 @@
 """TD3's configuration and the names of its update's checks, written once for both backends (torch adds
 ``mixed_precision`` and re-exports it as ``TD3_DEFAULT_CONFIG``; JAX re-exports it as it is)."""
 
-from typing import List
-
 from skrl_like.core.agents.config import experiment_defaults
 
 # fmt: off
@@ -43,9 +41,6 @@ TD3_DEFAULT_CONFIG = {
 }
 # fmt: on
 
-#: the memory's tensors, in the order a batch is sampled
-TENSOR_NAMES = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
-
 #: what each gradient step checks for NaN/inf, in order (the sampled batch first: the environment's data)
 STEP_QUANTITIES = (
     "sampled states",
@@ -67,14 +62,3 @@ def delayed_step(critic_update: int, policy_delay: int) -> bool:
     """Whether the ``critic_update``-th critic update (counted from 1) is followed by the policy step and the
     polyak update of the targets."""
     return critic_update % policy_delay == 0
-
-
-def step_flag_names(gradient_steps: int, parameters_note: str) -> List[str]:
-    """The names of the finite flags of an update of ``gradient_steps`` gradient steps: for each step the
-    :data:`STEP_QUANTITIES`, then the parameters after its optimizer steps (``parameters_note`` says which)."""
-    names = []
-    for step in range(gradient_steps):
-        where = f"of gradient step {step}"
-        names += [f"the {quantity} {where}" for quantity in STEP_QUANTITIES]
-        names.append(f"the parameters after the optimizer steps {where} ({parameters_note})")
-    return names

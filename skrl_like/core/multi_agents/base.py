@@ -53,16 +53,17 @@ def as_per_agent(value: Any, possible_agents: Sequence[str]) -> Dict[str, Any]:
 class MultiAgentCore(AgentCore):
     """Base class of the multi-agent algorithms (see a backend's ``MultiAgent`` for the public signature).
 
-    Subclasses set :attr:`per_agent_keys` (config keys that may be given per agent) and implement
-    :meth:`_make_learner`, which builds one agent's learner from its models, memory, spaces and config.
+    Subclasses set :attr:`default_config`, :attr:`per_agent_keys` (config keys that may be given per agent) and
+    :attr:`learner_base`, the single-agent class each agent's learner is built with from its models, memory, spaces
+    and config.
     """
 
     #: config keys resolved with :meth:`_as_dict` (the others are shared by every agent)
     per_agent_keys: Sequence[str] = ()
     #: the algorithm's name in messages and in the default experiment name
     algorithm = "MultiAgent"
-    #: keys the backend's agents do not have but accept, each dropped with the reason (``merge_config``'s ``ignored``)
-    ignored_keys: Mapping[str, str] = {}
+    #: the single-agent class every agent learns with (the backend's PPO; MAPPO's: PPO with a shared-state critic)
+    learner_base: type = type(None)
 
     def __init__(
         self,
@@ -73,7 +74,6 @@ class MultiAgentCore(AgentCore):
         action_spaces: Optional[Mapping[str, Any]] = None,
         device: Any = None,
         cfg: Optional[dict] = None,
-        default_config: Optional[Mapping[str, Any]] = None,
     ) -> None:
         name = self.algorithm
         if isinstance(possible_agents, str) or not isinstance(possible_agents, Sequence) or not possible_agents:
@@ -87,7 +87,6 @@ class MultiAgentCore(AgentCore):
         self._check_per_agent(memories, "memories", "RandomMemory(memory_size=cfg['rollouts'], num_envs=...)")
         self._check_per_agent(observation_spaces, "observation_spaces", "env.observation_spaces", required=True)
         self._check_per_agent(action_spaces, "action_spaces", "env.action_spaces", required=True)
-        cfg = merge_config(default_config or {}, cfg, f"{name} cfg", ignored=self.ignored_keys)
         super().__init__({}, None, None, None, device, cfg)
         self.models = {uid: dict(models[uid]) for uid in self.possible_agents}
         self.memories = {uid: (memories or {}).get(uid) for uid in self.possible_agents}
@@ -143,9 +142,31 @@ class MultiAgentCore(AgentCore):
 
         return track_data
 
+    def _merge_config(self, cfg: Optional[Mapping[str, Any]]) -> dict:
+        # not checked here: the per-agent keys may be {uid: value} dicts, and each learner checks its own values
+        return merge_config(self.default_config or {}, cfg, f"{self.algorithm} cfg", ignored=self.ignored_config_keys)
+
     def _make_learner(self, uid: str, cfg: dict) -> Any:
-        """The single-agent learner of agent ``uid`` with configuration ``cfg`` (per-agent values resolved)."""
-        raise NotImplementedError
+        """The single-agent learner of agent ``uid`` with configuration ``cfg`` (per-agent values resolved): a
+        :attr:`learner_base` named ``<algorithm>[<uid>]``, so that its messages name the agent."""
+        cfg["random_timesteps"] = 0  # skrl 1.4.3's IPPO and MAPPO have no random-action branch
+        base = self.learner_base
+        # the multi-agent loop hands no privileged states: a learner's models read observations (MAPPO: the shared state)
+        attributes = {"__module__": base.__module__, "_privileged_state_roles": ()}
+        learner_type = type(f"{self.algorithm}[{uid}]", (base,), attributes)
+        return learner_type(
+            models=self.models[uid],
+            memory=self.memories[uid],
+            observation_space=self.observation_spaces[uid],
+            action_space=self.action_spaces[uid],
+            device=self.device,
+            cfg=cfg,
+            **self._learner_arguments(uid),
+        )
+
+    def _learner_arguments(self, uid: str) -> Dict[str, Any]:
+        """What else agent ``uid``'s learner is built with (MAPPO: its shared observation space)."""
+        return {}
 
     def _as_dict(self, value: Any) -> Dict[str, Any]:
         """A config value as ``{uid: value}`` (see :func:`as_per_agent`)."""
@@ -420,6 +441,9 @@ class SharedStatesMixin:
         self.possible_agents = list(possible_agents) if isinstance(possible_agents, Sequence) else possible_agents
         self._check_per_agent(spaces, "shared_observation_spaces", "env.state_spaces", True)
         self.shared_observation_spaces = {uid: spaces[uid] for uid in self.possible_agents}
+
+    def _learner_arguments(self, uid: str) -> Dict[str, Any]:
+        return {"shared_observation_space": self.shared_observation_spaces[uid]}
 
     def _store_agent_transition(self, uid: str, *args: Any) -> None:
         infos = args[7]

@@ -36,6 +36,7 @@ import numpy as np
 
 from skrl_like import config
 from skrl_like.core.agents.base import AgentCore
+from skrl_like.core.agents.config import TORCH_ONLY_KEYS
 from skrl_like.core.agents.privileged import privileged_names
 from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
@@ -51,10 +52,12 @@ class Agent(AgentCore):
     __doc__ = AgentCore.__doc__
 
     checkpoint_extension = ".pickle"
+    ignored_config_keys = TORCH_ONLY_KEYS  # configs shared with torch may set them
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._jax = config.jax.backend == "jax"
+    @property
+    def _jax(self) -> bool:
+        """Arrays are JAX arrays (``config.jax.backend == "jax"``), not NumPy arrays."""
+        return config.jax.backend == "jax"
 
     def _parse_device(self, device: Any) -> jax.Device:
         return config.jax.parse_device(device)

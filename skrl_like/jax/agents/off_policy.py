@@ -27,7 +27,7 @@ its keys (:func:`gaussian_noise`, with the ``GaussianNoise``'s mean and standard
 import functools
 import math
 import operator
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import flax.struct
 import gymnasium
@@ -45,7 +45,7 @@ from skrl_like.core.agents.off_policy import (
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.mechanics import polyak_update
 from skrl_like.jax.resources.noises import GaussianNoise
-from skrl_like.jax.utils.distributed import mean_over_processes
+from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
 #: config numbers every replay agent reads when it is built, or that shape the compiled function: never swept
 REPLAY_FIXED_KEYS = ("batch_size", "gradient_steps", "learning_starts", "random_timesteps")
@@ -112,7 +112,13 @@ class LogEntropyCoefficient:
     def __init__(self, entropy_coefficient: float, device: Any = None) -> None:
         self.device = device
         with jax.default_device(device):
-            self.state_dict = _Parameters({"params": jnp.array([math.log(entropy_coefficient)], jnp.float32)})
+            self.state_dict = _Parameters(self.initial_params(entropy_coefficient))
+
+    @staticmethod
+    def initial_params(entropy_coefficient: float) -> dict:
+        """``{"params": [log(alpha)]}`` of the entropy coefficient ``alpha`` (also what a fresh compiled run starts
+        from)."""
+        return {"params": jnp.array([math.log(entropy_coefficient)], jnp.float32)}
 
     @property
     def value(self) -> jax.Array:
@@ -122,6 +128,12 @@ class LogEntropyCoefficient:
 def max_min_mean(values: jax.Array) -> jax.Array:
     """``(max, min, mean)`` of ``values``: what an update reports of its Q-values and targets."""
     return jnp.stack([jnp.max(values), jnp.min(values), jnp.mean(values)])
+
+
+def max_min_mean_tags(tag: str, values: Any) -> Dict[str, Any]:
+    """The tracked values ``"<tag> (max)"``, ``(min)`` and ``(mean)`` of reports stacked by :func:`max_min_mean`
+    (their last axis)."""
+    return {f"{tag} ({reduction})": values[..., index] for index, reduction in enumerate(("max", "min", "mean"))}
 
 
 def init_target(algorithm: str, models: Mapping[str, Any], target_role: str, source_role: str) -> None:
@@ -240,6 +252,25 @@ class PackedReport:
         _, treedef, slices = self._plan
         leaves = [_from_words(words[start:stop], dtype).reshape(shape) for start, stop, shape, dtype in slices]
         return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def compile_packed_update(agent: Any) -> None:
+    """Compile the agent's pure ``_learn(learner, *inputs, timestep) -> (learner, report)`` with its report packed:
+    ``agent._packed_learn`` (:class:`PackedReport`) and ``agent._update_fn`` (``jax.jit``, or one SPMD program over
+    the processes), which :func:`learn_checked` runs."""
+    agent._packed_learn = PackedReport(agent._learn)
+    agent._update_fn = compile_update(agent._packed_learn)
+
+
+def learn_checked(agent: Any, timestep: int, *inputs: Any) -> Any:
+    """One update: the compiled ``_learn`` on the learner the agent gathers, its report read back in one transfer and
+    checked (``agent.check_update`` raises naming the first non-finite quantity) before the learner is committed, so
+    a failed check leaves the agent untouched. Returns the report."""
+    learner, packed = agent._update_fn(agent.gather_learner(), *inputs, np.int32(timestep))
+    report = agent._packed_learn.unpack(packed)
+    agent.check_update(timestep, learner, report)
+    agent.commit_learner(learner)
+    return report
 
 
 def _to_words(values: jax.Array) -> jax.Array:

@@ -86,14 +86,18 @@ class UpdateReport(NamedTuple):
 
 class OnPolicyAgent(Agent):
     """An agent with a ``"policy"`` and a ``"value"`` model that learns from one rollout of ``cfg["rollouts"]``
-    steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__``, :meth:`_rollout_batch` at the start
-    of their pure ``_learn(learner, rollout, timestep) -> (learner, UpdateReport)``."""
+    steps at a time. Its :meth:`_setup` sets up both models and an optimizer for each (an algorithm that optimizes
+    other models calls :meth:`_setup_on_policy` in its own); an algorithm's pure ``_learn(learner, rollout,
+    timestep) -> (learner, UpdateReport)`` starts with :meth:`_rollout_batch`."""
 
     learner_type = LearnerState
     _loss_terms: Sequence[str] = LOSS_TERMS
     _update_key: Any = None  # a PRNG key when the update's model calls draw random numbers (RPO)
     _rollout_extras: Sequence[str] = ()  # memory tensors an update reads besides the transition (MAPPO's shared states)
     _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
+
+    def _setup(self) -> None:
+        self._setup_on_policy()
 
     def _setup_on_policy(self, optimized: Sequence[str] = ("policy", "value")) -> None:
         """Check and register the two models; the rollout schedule, the preprocessors (and their functional forms),

@@ -6,7 +6,6 @@ from typing import Any, BinaryIO, Tuple
 import flax.serialization
 import jax.numpy as jnp
 
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS
 from skrl_like.core.multi_agents.base import MultiAgentCore
 from skrl_like.jax.agents.base import Agent
 
@@ -22,8 +21,6 @@ class MultiAgent(MultiAgentCore, Agent):
     :param device: JAX device for the agents' computations (``None``: the default device).
     :param cfg: the algorithm's configuration; keys of its per-agent set may be ``{uid: value}`` dicts.
     """
-
-    ignored_keys = TORCH_ONLY_KEYS
 
     def _departure_columns(self, states: Any) -> Tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
         column = (states.shape[0], 1)

@@ -1,7 +1,7 @@
 """``StepTrainer``: one interaction step per call, for loops the user writes."""
 
 import copy
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.jax.trainers.base import Trainer
@@ -12,26 +12,14 @@ STEP_TRAINER_DEFAULT_CONFIG = copy.deepcopy(TRAINER_DEFAULT_CONFIG)
 class StepTrainer(Trainer):
     """Run exactly one training or evaluation step per ``train()``/``eval()`` call.
 
-    :param env: the wrapped environment (``wrap_env(...)``, single-agent).
-    :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
-    :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
-    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``);
-        ``callbacks``, ``evaluation_interval`` and ``env_task_fn`` run at the steps as in ``SequentialTrainer``
-        (the update, result and evaluation hooks at training steps only).
-    :param evaluation_env: a second wrapped env built like ``env``, for ``cfg["evaluation_interval"]``.
+    :param cfg: keys of ``STEP_TRAINER_DEFAULT_CONFIG``; ``callbacks``, ``evaluation_interval`` and ``env_task_fn``
+        run at the steps as in ``SequentialTrainer`` (the update, result and evaluation hooks at training steps only);
+        the other parameters: :class:`~skrl_like.jax.trainers.Trainer` (a single-agent ``env``).
     """
 
     default_config = STEP_TRAINER_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        env: Any,
-        agents: Any,
-        agents_scope: Optional[Sequence[int]] = None,
-        cfg: Optional[dict] = None,
-        evaluation_env: Any = None,
-    ):
-        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
+    def _setup(self) -> None:
         self._init_agents()
         self._prepare_stepping()
 

@@ -49,8 +49,12 @@ class ActingPass(NamedTuple):
 
 class OnPolicyAgent(Agent):
     """An agent with a ``"policy"`` and a ``"value"`` model that learns from one rollout of ``cfg["rollouts"]``
-    steps at a time. Subclasses call :meth:`_setup_on_policy` in ``__init__`` and :meth:`_rollout_batch` at the
-    start of ``_update``."""
+    steps at a time. Its :meth:`_setup` sets up both models and one optimizer for them (an algorithm with other
+    models or optimizers calls :meth:`_setup_on_policy` in its own); ``_update`` starts with :meth:`_rollout_batch`."""
+
+    def _setup(self) -> None:
+        self._setup_on_policy()
+        self._setup_joint_optimizer(self.policy, self.value)
 
     _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
     #: store log pi(a|s) and V(s) of each step from the acting pass (memory tensors ``log_prob`` and ``values``)

@@ -6,16 +6,13 @@ The table is ``(num_envs, num_states, num_actions)``: one table per environment,
 indexing (row ``e`` of the batch indexes table ``e``).
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
-import gymnasium
 import torch
 
 from skrl_like.core.agents import tabular as neutral
-from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import Transition
-from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 
 
@@ -35,23 +32,16 @@ class TabularAgent(Agent):
     """
 
     switches_modes_at_update = False  # skrl switches no modes
-    _default_config: dict = {}
+    default_config: Mapping[str, Any] = {}
     _learning_rates = {"learning_rate": ("_learning_rate", None)}  # the step size of the table update
+    ignored_config_keys = neutral.IGNORED_KEYS
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         name = type(self).__name__
-        cfg = merge_config(self._default_config, cfg, f"{name} cfg", ignored=neutral.IGNORED_KEYS)
-        check_config(cfg, f"{name} cfg")
         neutral.check_spaces(name, observation_space, action_space)
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(("policy",))
 
         self.policy = self.models["policy"]

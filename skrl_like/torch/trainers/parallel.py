@@ -16,7 +16,7 @@ import signal
 import time
 import traceback
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
@@ -61,15 +61,7 @@ class ParallelTrainer(Trainer):
     default_config = PARALLEL_TRAINER_DEFAULT_CONFIG
     shares_replay_memories = False  # each agent process holds its own copy of its memory
 
-    def __init__(
-        self,
-        env: Any,
-        agents: Any,
-        agents_scope: Optional[Sequence[int]] = None,
-        cfg: Optional[dict] = None,
-        evaluation_env: Any = None,
-    ):
-        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
+    def _setup(self) -> None:
         if self.num_simultaneous_agents == 1:
             self._init_agents()  # once, as SequentialTrainer does: a second train() continues the first
         else:

@@ -1,7 +1,6 @@
 """``SequentialTrainer``: agents run one after another within each timestep."""
 
 import copy
-from typing import Any, Optional, Sequence
 
 from skrl_like.core.trainer import TRAINER_DEFAULT_CONFIG
 from skrl_like.torch.trainers.base import Trainer
@@ -12,25 +11,13 @@ SEQUENTIAL_TRAINER_DEFAULT_CONFIG = copy.deepcopy(TRAINER_DEFAULT_CONFIG)
 class SequentialTrainer(Trainer):
     """Train or evaluate one or several agents on a wrapped environment, one timestep at a time.
 
-    :param env: the wrapped environment (``wrap_env(...)``).
-    :param agents: an agent, or a list of distinct agents (each with its own memory) sharing the environment.
-    :param agents_scope: environments per agent, ints >= 1 summing to ``env.num_envs``; ``None`` splits equally.
-    :param cfg: keys of ``SEQUENTIAL_TRAINER_DEFAULT_CONFIG`` (unknown keys or bad values raise ``ValueError``).
-    :param evaluation_env: a second wrapped env built like ``env``, for ``cfg["evaluation_interval"]``
-        (docs/evaluation.md).
+    :param cfg: keys of ``SEQUENTIAL_TRAINER_DEFAULT_CONFIG`` (the other parameters:
+        :class:`~skrl_like.torch.trainers.Trainer`).
     """
 
     default_config = SEQUENTIAL_TRAINER_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        env: Any,
-        agents: Any,
-        agents_scope: Optional[Sequence[int]] = None,
-        cfg: Optional[dict] = None,
-        evaluation_env: Any = None,
-    ):
-        super().__init__(env, agents, agents_scope, cfg, evaluation_env)
+    def _setup(self) -> None:
         self._init_agents()
 
     def train(self) -> None:

@@ -9,9 +9,8 @@ by a 0/1 weight (a masked mean instead of a variable-size gather: the shapes nev
 rows never recompiles). Acting is one jitted call per step with explicit random keys.
 """
 
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,10 +19,8 @@ from skrl_like import config
 from skrl_like.core.agents import cem as neutral
 from skrl_like.core.agents.cem import CEM_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space
 from skrl_like.core.agents.schedule import RolloutSchedule
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_adam, make_scheduler, step_scheduler
 from skrl_like.jax.agents.off_policy import create_replay_tensors
@@ -73,28 +70,18 @@ class CEM(Agent):
         and one output per discrete action.
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` (one rollout) and ``num_envs`` equal to the
         environments', or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``CEM_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``CEM_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     learner_type = LearnerState
+    default_config = CEM_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(CEM_DEFAULT_CONFIG, cfg, "CEM cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "CEM cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         check_action_space("CEM", action_space, "Discrete")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(("policy",))
         self._check_categorical_policy()
         self._check_model_outputs(policy_roles=("policy",))

@@ -45,11 +45,8 @@ class DDPG(TD3):
         its online model (it starts as a copy of it).
     :param memory: a replay memory of at least ``cfg["batch_size"]`` rows, or a list of memories (the first one
         is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment (its bounds clip the exploration noise).
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``DDPG_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``DDPG_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     learner_type = LearnerState

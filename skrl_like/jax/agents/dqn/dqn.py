@@ -10,9 +10,8 @@ of the target. The host checks finite flags before committing anything.
 DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
 """
 
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,13 +19,11 @@ import numpy as np
 from skrl_like import config
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.off_policy import epsilon as off_policy_epsilon
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
@@ -39,14 +36,14 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
-    PackedReport,
+    compile_packed_update,
     compiled_replay_obstacles,
     create_replay_tensors,
     epsilon_greedy,
     init_target,
+    learn_checked,
     sample_batches,
 )
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
 
@@ -103,33 +100,23 @@ class DQN(Agent):
         target starts as a copy and is never stepped by the optimizer).
     :param memory: a replay memory (e.g. ``RandomMemory(memory_size=..., num_envs=...)``) of at least
         ``cfg["batch_size"]`` rows, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``DQN_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``DQN_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
     learner_type = LearnerState
 
-    _default_config = DQN_DEFAULT_CONFIG
+    default_config = DQN_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         name = type(self).__name__
-        cfg = merge_config(self._default_config, cfg, f"{name} cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, f"{name} cfg")
         neutral.check_exploration(name, cfg["exploration"])
         check_action_space(name, action_space, "Discrete")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        name = type(self).__name__
         self._require_models(("q_network", "target_q_network"))
         init_target(name, self.models, "target_q_network", "q_network")  # also: both have parameters
         self._check_q_outputs(("q_network", "target_q_network"))
@@ -172,9 +159,7 @@ class DQN(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._act)
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -292,11 +277,7 @@ class DQN(Agent):
         cfg = self.cfg
         batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
         update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        learner, packed = self._update_fn(self.gather_learner(), batches, update_target, np.int32(timestep))
-        report = self._packed_learn.unpack(packed)  # one transfer: the flags to check and the numbers to track
-        self.check_update(timestep, learner, report)
-        self.commit_learner(learner)
-
+        report = learn_checked(self, timestep, batches, update_target)
         for tag, value in self.tracked_values(report).items():
             self.track_data(tag, value)
 

@@ -11,15 +11,12 @@ Shapes are static, so nothing recompiles after the first update.
 """
 
 from functools import partial
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, NamedTuple, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import (
     UNUSED_KEY,
@@ -73,26 +70,10 @@ class PPO(OnPolicyAgent):
     :param models: ``{"policy": ..., "value": ...}``, each with parameters (``model.init_state_dict(role)``).
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
         environments, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
-    :param action_space: action space (or shape/size) of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``PPO_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``PPO_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(PPO_DEFAULT_CONFIG, cfg, "PPO cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "PPO cfg")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
-        self._setup_on_policy()
+    default_config = PPO_DEFAULT_CONFIG
 
     # -- learning -----------------------------------------------------------------------------------------------
 

@@ -8,16 +8,13 @@ its own through the compiled function and splits it for the rollout's log pi_old
 mini-batch of each update draws new noise (skrl 1.4.3 passes no key there).
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional
 
-import gymnasium
 import jax
 
 from skrl_like import config
 from skrl_like.core.agents import rpo as neutral
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.rpo import RPO_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.on_policy import UNUSED_KEY
 from skrl_like.jax.agents.ppo import PPO
 
@@ -31,28 +28,14 @@ class RPO(PPO):
         policy is Gaussian and adds ``U(-alpha, alpha)`` noise, drawn with ``inputs["key"]``, to its mean action.
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
         environments, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space (or shape/size) of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``RPO_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``RPO_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(RPO_DEFAULT_CONFIG, cfg, "RPO cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "RPO cfg")
+    default_config = RPO_DEFAULT_CONFIG
+
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         neutral.check_action_space(action_space)
-        # PPO's own __init__ would merge PPO's defaults: set up the on-policy half directly
-        super(PPO, self).__init__(models, memory, observation_space, action_space, device, cfg)
-        self._setup_on_policy()
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         super().init(trainer_cfg)

@@ -14,10 +14,8 @@ noise comes from a key split off the learner's key at every step (skrl's jitted 
 model's key counter only advances while tracing).
 """
 
-import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,13 +23,11 @@ import numpy as np
 from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, default_target_entropy
 from skrl_like.core.agents.privileged import critic_states
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import Transition
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
@@ -44,18 +40,18 @@ from skrl_like.jax.agents.mechanics import (
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
     LogEntropyCoefficient,
-    PackedReport,
+    compile_packed_update,
     compiled_replay_obstacles,
     create_replay_tensors,
     init_target,
     max_min_mean,
+    max_min_mean_tags,
     polyak_targets,
     q_values,
     update_critics,
     warn_if_identical,
 )
 from skrl_like.jax.models import GaussianMixin
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["SAC", "SAC_DEFAULT_CONFIG"]
 
@@ -104,11 +100,8 @@ class SAC(Agent):
         (``model.init_state_dict(role)``): a ``GaussianMixin`` policy and four Q-functions of states and taken actions
         with one output each; each target has its critic's parameter tree (it starts as a copy).
     :param memory: a replay memory (``batch_size`` rows at least), or a list of memories (the first one is sampled).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``SAC_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and every
-        value is checked against its documented type and range.
+    :param cfg: keys of ``SAC_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -119,20 +112,13 @@ class SAC(Agent):
         "critic_learning_rate": "critic_learning_rate",
         "entropy_learning_rate": "entropy_learning_rate",  # with learn_entropy
     }
+    default_config = SAC_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, "SAC cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         check_action_space("SAC", action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(neutral.ROLES)
         neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin,))
         self._adopt_models(neutral.ROLES)
@@ -160,7 +146,9 @@ class SAC(Agent):
         self._target_entropy = 0.0
         if cfg["learn_entropy"]:
             target_entropy = cfg["target_entropy"]
-            self._target_entropy = default_target_entropy(action_space) if target_entropy is None else target_entropy
+            self._target_entropy = (
+                default_target_entropy(self.action_space) if target_entropy is None else target_entropy
+            )
             self.entropy_optimizer = make_adam(self.log_entropy_coefficient, cfg["entropy_learning_rate"], None)
             self._register_optimizer("entropy_optimizer")
 
@@ -176,9 +164,7 @@ class SAC(Agent):
         # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
         config.jax.key, self._key = jax.random.split(config.jax.key)
         self._act_fn = jax.jit(self._sample_actions)
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     def learning_rate_keys(self) -> Tuple[str, ...]:
         keys = tuple(self.learning_rate_fields)
@@ -352,12 +338,13 @@ class SAC(Agent):
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
         ``_update`` here, and written per step by ``CompiledTrainer``. The learning rates are tracked with a schedule,
         or with ``learning_rates`` (a compiled run that sweeps one: each run's own rates)."""
-        tracked = {"Loss / Policy loss": records.policy_loss, "Loss / Critic loss": records.critic_loss}
-        for tag, values in (("Q-network / Q1", records.q1), ("Q-network / Q2", records.q2)):
-            for index, reduction in enumerate(("max", "min", "mean")):
-                tracked[f"{tag} ({reduction})"] = values[..., index]
-        for index, reduction in enumerate(("max", "min", "mean")):
-            tracked[f"Target / Target ({reduction})"] = records.target[..., index]
+        tracked = {
+            "Loss / Policy loss": records.policy_loss,
+            "Loss / Critic loss": records.critic_loss,
+            **max_min_mean_tags("Q-network / Q1", records.q1),
+            **max_min_mean_tags("Q-network / Q2", records.q2),
+            **max_min_mean_tags("Target / Target", records.target),
+        }
         if self.cfg["learn_entropy"]:
             tracked["Loss / Entropy loss"] = records.entropy_loss
             tracked["Coefficient / Entropy coefficient"] = records.entropy_coefficient
@@ -399,10 +386,6 @@ class SAC(Agent):
 
     def _fresh_extras(self, learner: LearnerState, key: jax.Array) -> LearnerState:
         """The initial entropy coefficient, a fresh entropy optimizer and a new random stream."""
-        log_alpha = {
-            "params": jnp.full_like(
-                learner.log_entropy_coefficient["params"], math.log(self.cfg["initial_entropy_value"])
-            )
-        }
+        log_alpha = LogEntropyCoefficient.initial_params(self.cfg["initial_entropy_value"])
         entropy_optimizer = fresh_optimizer(learner.entropy_optimizer, log_alpha)
         return learner._replace(log_entropy_coefficient=log_alpha, entropy_optimizer=entropy_optimizer, key=key)

@@ -19,9 +19,8 @@ Each critic steps with its own gradient (skrl 1.4.3's JAX TD3 stepped both with 
 """
 
 import functools
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,13 +28,16 @@ import numpy as np
 from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import TORCH_ONLY_KEYS, check_config
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.off_policy import (
+    check_action_space,
+    check_batch_size,
+    gradient_step_flag_names,
+    noise_decay_timesteps,
+)
 from skrl_like.core.agents.privileged import critic_states
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.transition import Transition
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.base import Agent
 from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
@@ -45,7 +47,7 @@ from skrl_like.jax.agents.mechanics import (
 )
 from skrl_like.jax.agents.off_policy import (
     REPLAY_FIXED_KEYS,
-    PackedReport,
+    compile_packed_update,
     compiled_exploration,
     compiled_noise_obstacles,
     compiled_replay_obstacles,
@@ -53,7 +55,9 @@ from skrl_like.jax.agents.off_policy import (
     exploration_act,
     gaussian_noise,
     init_target,
+    learn_checked,
     max_min_mean,
+    max_min_mean_tags,
     polyak_targets,
     q_values,
     smoothed_target_actions,
@@ -61,7 +65,6 @@ from skrl_like.jax.agents.off_policy import (
     update_critics,
     warn_if_identical,
 )
-from skrl_like.jax.utils.distributed import compile_update
 
 __all__ = ["TD3", "TD3_DEFAULT_CONFIG"]
 
@@ -107,11 +110,8 @@ class TD3(Agent):
         architecture as its online model.
     :param memory: a replay memory (e.g. ``RandomMemory``) of at least ``cfg["batch_size"]`` rows, or a list of
         memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment (its bounds clip the actions).
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``TD3_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``TD3_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -127,20 +127,13 @@ class TD3(Agent):
     _privileged_state_roles: Tuple[str, ...] = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
     delayed_policy = True  # the policy step is a lax.cond on the critic-step count (DDPG: at every step)
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         name = type(self).__name__
-        cfg = merge_config(self.default_config, cfg, f"{name} cfg", ignored=TORCH_ONLY_KEYS)
-        check_config(cfg, f"{name} cfg")
         check_action_space(name, action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        name = type(self).__name__
         self.target_critic_roles = tuple(f"target_{role}" for role in self.critic_roles)
         self._adopt_models(("policy", "target_policy", *self.critic_roles, *self.target_critic_roles))
         self._check_model_outputs(
@@ -181,9 +174,7 @@ class TD3(Agent):
             self.clip_actions_max = jnp.asarray(self.action_space.high, dtype=jnp.float32).reshape(-1)
         self._act_fn = jax.jit(self._policy_actions)
         self._key = None  # act draws from the Noise objects; compiled_start gives a compiled run an acting stream
-        # the report (finite flags, tracked numbers) comes back packed: one host transfer per update
-        self._packed_learn = PackedReport(self._learn)
-        self._update_fn = compile_update(self._packed_learn)  # jax.jit, or one SPMD program over the processes
+        compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -360,11 +351,7 @@ class TD3(Agent):
         )
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        learner, packed = self._update_fn(self.gather_learner(), self._draw_batches(), np.int32(timestep))
-        records = self._packed_learn.unpack(packed)  # one transfer: the flags to check and what is tracked
-        self.check_update(timestep, learner, records)
-        self.commit_learner(learner)
-
+        records = learn_checked(self, timestep, self._draw_batches())
         for tag, values in self.tracked_values(records).items():
             for step in range(len(records.delayed)):
                 if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
@@ -379,10 +366,9 @@ class TD3(Agent):
             "Loss / Policy loss": np.where(records.delayed, records.policy_loss, np.nan),
             "Loss / Critic loss": records.critic_loss,
         }
-        q_values = [(f"Q-network / Q{index + 1}", records.critic_values[..., index, :]) for index in range(2)]
-        for tag, values in (*q_values, ("Target / Target", records.target_values)):
-            for index, reduction in enumerate(("max", "min", "mean")):
-                tracked[f"{tag} ({reduction})"] = values[..., index]
+        for index in range(2):
+            tracked.update(max_min_mean_tags(f"Q-network / Q{index + 1}", records.critic_values[..., index, :]))
+        tracked.update(max_min_mean_tags("Target / Target", records.target_values))
         if self._learning_rate_schedule is not None or learning_rates:
             tracked["Learning / Policy learning rate"] = records.policy_learning_rate
             tracked["Learning / Critic learning rate"] = records.critic_learning_rate
@@ -436,7 +422,7 @@ class TD3(Agent):
         if records.finite.all():
             return
         note = non_finite_note(self._non_finite_parameter_names(learner, self._checked_roles))
-        names = neutral.step_flag_names(len(records.finite), note)
+        names = gradient_step_flag_names(len(records.finite), neutral.STEP_QUANTITIES, note)
         check_named_flags(type(self).__name__, timestep, names, records.finite.reshape(-1).tolist())
 
     _checked_roles = ("policy", "critic_1", "critic_2")  # the order their non-finite parameters are named in

@@ -9,9 +9,8 @@ the KL constraint in a ``while_loop``), then fits the value function over ``lear
 contiguous mini-batches with its Adam. Shapes are static, so nothing recompiles after the first update.
 """
 
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, NamedTuple, Tuple
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -24,9 +23,7 @@ from skrl_like.core.agents.checks import (
     rollout_flag_names,
     step_flag_names,
 )
-from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.trpo import IGNORED_KEYS, TRPO_DEFAULT_CONFIG, check_trpo_models  # JAX adds no keys
-from skrl_like.core.config import merge_config
 from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
 from skrl_like.jax.agents.on_policy import UNUSED_KEY, LearnerState, Losses, OnPolicyAgent, Rollout, RolloutBatch
 from skrl_like.jax.models import GaussianMixin
@@ -134,28 +131,16 @@ class TRPO(OnPolicyAgent):
         model.
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
         environments, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
-    :param action_space: action space (or shape/size) of one environment.
-    :param device: JAX device for the agent's computations (``None``: the default device).
-    :param cfg: keys of ``TRPO_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``TRPO_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.jax.agents.base.Agent`).
     """
 
     _loss_terms = ("value",)
     learning_rate_fields = {"value_learning_rate": "learning_rate"}  # the policy takes no rate
+    default_config = TRPO_DEFAULT_CONFIG
+    ignored_config_keys = IGNORED_KEYS
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, jax.Device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg", ignored=IGNORED_KEYS)
-        check_config(cfg, "TRPO cfg")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+    def _setup(self) -> None:
+        cfg = self.cfg
         check_trpo_models(self.models, GaussianMixin)
         # only the value function has an optimizer: the policy moves by the natural-gradient step
         self._setup_on_policy(optimized=("value",))

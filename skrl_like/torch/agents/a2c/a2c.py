@@ -7,16 +7,12 @@ mini-batches: the policy-gradient loss ``-mean(A * log pi(a|s))``, an optional e
 one optimizer step of the policy and value parameters per mini-batch.
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
-
-import gymnasium
 import torch
 import torch.nn.functional as F
 
 from skrl_like.core.agents import a2c as neutral
-from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.schedule import mini_batch_slices
-from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
 from skrl_like.torch.agents.on_policy import OnPolicyAgent
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
@@ -33,27 +29,10 @@ class A2C(OnPolicyAgent):
     :param models: ``{"policy": ..., "value": ...}`` (the same shared model may fill both roles).
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
         environments, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
-    :param action_space: action space (or shape/size) of one environment.
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``A2C_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``A2C_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(A2C_DEFAULT_CONFIG, cfg, "A2C cfg")
-        check_config(cfg, "A2C cfg")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
-        self._setup_on_policy()
-        self._setup_joint_optimizer(self.policy, self.value)
+    default_config = A2C_DEFAULT_CONFIG
 
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg

@@ -18,10 +18,9 @@ import torch.nn.functional as F
 
 from skrl_like.core.agents import amp as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, rollout_flag_names
-from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.schedule import mini_batch_slices
 from skrl_like.core.agents.transition import Transition
-from skrl_like.core.config import merge_config
 from skrl_like.core.spaces import compute_space_size
 from skrl_like.torch.agents.mechanics import (
     all_finite,
@@ -98,10 +97,9 @@ class AMP(OnPolicyAgent):
     :param models: ``{"policy": ..., "value": ..., "discriminator": ...}``: a Gaussian policy, a deterministic value
         model (one output) and a deterministic discriminator (one logit) built on ``amp_observation_space``.
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` (or a list of memories: the first one learns).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: action space of one environment (a ``Box``; or its shape/size).
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``AMP_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key.
+    :param cfg: keys of ``AMP_DEFAULT_CONFIG``; ``observation_space`` and ``device`` as in
+        :class:`~skrl_like.torch.agents.base.Agent`.
     :param amp_observation_space: space (or shape/size) of one AMP observation, the discriminator's input; the
         environment reports it each step in ``infos["amp_obs"]``.
     :param motion_dataset: a ``RandomMemory`` (``num_envs=1``) of reference-motion AMP observations: filled in
@@ -115,6 +113,7 @@ class AMP(OnPolicyAgent):
 
     _privileged_state_roles = ()  # its value model reads the observations (next values included): refused clearly
     keeps_acting_pass = False  # the update evaluates the rollout itself, with the values of its own memory layout
+    default_config = AMP_DEFAULT_CONFIG
 
     def __init__(
         self,
@@ -130,17 +129,25 @@ class AMP(OnPolicyAgent):
         collect_reference_motions: Optional[Callable[[int], torch.Tensor]] = None,
         collect_observation: Optional[Callable[[], torch.Tensor]] = None,
     ) -> None:
-        cfg = merge_config(AMP_DEFAULT_CONFIG, cfg, "AMP cfg")
-        check_config(cfg, "AMP cfg")
-        _check_amp_arguments(amp_observation_space, motion_dataset, reply_buffer, collect_reference_motions)
+        self.amp_observation_space = amp_observation_space
+        self.motion_dataset = motion_dataset
+        self.reply_buffer = reply_buffer
+        self.collect_reference_motions = collect_reference_motions
+        self.collect_observation = collect_observation
+        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
+        _check_amp_arguments(
+            self.amp_observation_space, self.motion_dataset, self.reply_buffer, self.collect_reference_motions
+        )
         if isinstance(action_space, gymnasium.Space) and not isinstance(action_space, gymnasium.spaces.Box):
             raise ValueError(
                 f"AMP: the action space is {action_space}, but AMP's Gaussian policy acts in a continuous Box "
                 "space: use an environment with a Box action space (or PPO for discrete actions)"
             )
-        self.amp_observation_space = amp_observation_space
-        self._amp_size = compute_space_size(amp_observation_space)
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+        self._amp_size = compute_space_size(self.amp_observation_space)
+
+    def _setup(self) -> None:
         self._require_models(("policy", "value", "discriminator"))
         self._setup_on_policy()
         self.discriminator = self.models["discriminator"]
@@ -150,11 +157,6 @@ class AMP(OnPolicyAgent):
         self._setup_joint_optimizer(self.policy, self.value, self.discriminator)
         if self.memory is not None:
             check_rollout_memory("AMP", self.memory, self.cfg["rollouts"], self.cfg["mini_batches"])
-
-        self.motion_dataset = motion_dataset
-        self.reply_buffer = reply_buffer
-        self.collect_reference_motions = collect_reference_motions
-        self.collect_observation = collect_observation
         self._current_states = None
 
     # -- construction checks ------------------------------------------------------------------------------------

@@ -7,18 +7,16 @@ least the ``percentile`` quantile of their returns; :mod:`skrl_like.core.agents.
 the cross-entropy ``-mean log pi(a|s)`` of the actions taken in the elite episodes' rows.
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
-import gymnasium
 import numpy as np
 import torch
 
 from skrl_like.core.agents import cem as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.off_policy import check_action_space
 from skrl_like.core.agents.schedule import RolloutSchedule
-from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite
 from skrl_like.torch.agents.off_policy import create_replay_tensors
@@ -35,28 +33,18 @@ class CEM(Agent):
     :param models: ``{"policy": ...}``: a ``CategoricalMixin`` model with one output per discrete action.
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` (one rollout) and ``num_envs`` equal to the
         environments', or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``CEM_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``CEM_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
     switches_modes_at_update = False  # as skrl's torch CEM
+    default_config = CEM_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(CEM_DEFAULT_CONFIG, cfg, "CEM cfg")
-        check_config(cfg, "CEM cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         check_action_space("CEM", action_space, "Discrete")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(("policy",))
         self._check_categorical_policy()
         self._check_model_outputs(policy_roles=("policy",))

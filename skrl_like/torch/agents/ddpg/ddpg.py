@@ -32,15 +32,11 @@ class DDPG(TD3):
         each target has the architecture of its online model (it starts as a copy of it).
     :param memory: a replay memory of at least ``cfg["batch_size"]`` rows, or a list of memories (the first one
         is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment (its bounds clip the exploration noise).
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``DDPG_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``DDPG_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
-    _name = "DDPG"
-    _default_config = DDPG_DEFAULT_CONFIG
+    default_config = DDPG_DEFAULT_CONFIG
     _critic_roles = ("critic",)
     _privileged_state_roles = ("critic", "target_critic")
     _checked_roles = ("critic", "policy")

@@ -21,7 +21,7 @@ class DDQN(DQN):
     """Double Deep Q-Network: the parameters and behaviour of :class:`~skrl_like.torch.agents.dqn.DQN` (its config
     keys are those of ``DDQN_DEFAULT_CONFIG``) except the TD target."""
 
-    _default_config = DDQN_DEFAULT_CONFIG
+    default_config = DDQN_DEFAULT_CONFIG
 
     def _next_values(self, next_states: torch.Tensor) -> torch.Tensor:
         """Double Q-learning's bootstrap value: ``Q_target(s', argmax_a Q(s', a))``."""

@@ -7,18 +7,17 @@ timesteps that are multiples of ``target_update_interval`` a polyak blend of the
 DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
-import gymnasium
 import torch
 import torch.nn.functional as F
 
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
 from skrl_like.core.agents.schedule import OffPolicySchedule
-from skrl_like.core.config import merge_config
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
 from skrl_like.torch.agents.off_policy import create_replay_tensors, epsilon_greedy, init_target, sample_batch
@@ -39,33 +38,23 @@ class DQN(Agent):
         architecture with one output per discrete action (the target is frozen and starts as a copy).
     :param memory: a replay memory (e.g. ``RandomMemory(memory_size=..., num_envs=...)``) of at least
         ``cfg["batch_size"]`` rows, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``gymnasium.spaces.Discrete`` action space of one environment.
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``DQN_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``DQN_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
     switches_modes_at_update = False  # as skrl's torch DQN
 
-    _default_config = DQN_DEFAULT_CONFIG
+    default_config = DQN_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         name = type(self).__name__
-        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
-        check_config(cfg, f"{name} cfg")
         neutral.check_exploration(name, cfg["exploration"])
         check_action_space(name, action_space, "Discrete")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        name = type(self).__name__
         self._require_models(("q_network", "target_q_network"))
         self._check_q_outputs(("q_network", "target_q_network"))
         check_batch_size(name, cfg["batch_size"], self.memory)
@@ -136,7 +125,7 @@ class DQN(Agent):
         losses, targets, flags, checked = [], [], [], []
         for _ in range(cfg["gradient_steps"]):
             states, actions, rewards, next_states, terminated, truncated = sample_batch(
-                self.memory, neutral.TENSOR_NAMES, cfg["batch_size"]
+                self.memory, TRANSITION_NAMES, cfg["batch_size"]
             )
             with self._autocast():
                 # statistics updated twice per step, with the states and the next states [compat]

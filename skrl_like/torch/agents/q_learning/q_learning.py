@@ -22,7 +22,7 @@ class Q_LEARNING(TabularAgent):
     spaces, and ``cfg`` keys of ``Q_LEARNING_DEFAULT_CONFIG``.
     """
 
-    _default_config = Q_LEARNING_DEFAULT_CONFIG
+    default_config = Q_LEARNING_DEFAULT_CONFIG
 
     def _next_actions(self, q_table: torch.Tensor, next_states: torch.Tensor) -> torch.Tensor:
         """The greedy action of each environment's table at its next state: ``argmax_a' Q(s', a')``."""

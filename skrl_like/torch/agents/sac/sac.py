@@ -7,16 +7,15 @@ of both critics on the mean of their MSEs, one actor step on ``alpha * log pi - 
 """
 
 import math
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
-import gymnasium
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config, with_backend_keys
+from skrl_like.core.agents.config import with_backend_keys
 from skrl_like.core.agents.off_policy import (
     check_action_space,
     check_batch_size,
@@ -24,7 +23,7 @@ from skrl_like.core.agents.off_policy import (
 )
 from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
-from skrl_like.core.config import merge_config
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import all_finite, optimizer_step, parameters_finite, td_targets
 from skrl_like.torch.agents.off_policy import (
@@ -40,8 +39,6 @@ SAC_DEFAULT_CONFIG = with_backend_keys(
     mixed_precision=False,  # enable automatic mixed precision for higher performance
 )
 
-_BATCH = ("states", "actions", "rewards", "next_states", "terminated", "truncated")
-
 
 class SAC(Agent):
     """Soft Actor-Critic.
@@ -50,11 +47,8 @@ class SAC(Agent):
         (``GaussianMixin`` or ``MultivariateGaussianMixin``) and four Q-functions of states and taken actions with
         one output each; each target has its critic's architecture (it is frozen and starts as a copy).
     :param memory: a replay memory (``batch_size`` rows at least), or a list of memories (the first one is sampled).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment.
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``SAC_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and every
-        value is checked against its documented type and range.
+    :param cfg: keys of ``SAC_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -64,20 +58,13 @@ class SAC(Agent):
         "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
         "entropy_learning_rate": ("entropy_optimizer", None),  # with learn_entropy
     }
+    default_config = SAC_DEFAULT_CONFIG
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(SAC_DEFAULT_CONFIG, cfg, "SAC cfg")
-        check_config(cfg, "SAC cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
         check_action_space("SAC", action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
         self._require_models(neutral.ROLES)
         neutral.check_gaussian_policy(self.models["policy"], (GaussianMixin, MultivariateGaussianMixin))
         self._check_model_outputs(policy_roles=("policy",), critic_roles=neutral.ROLES[1:])
@@ -113,7 +100,9 @@ class SAC(Agent):
         self._entropy_coefficient = torch.tensor([float(cfg["initial_entropy_value"])], device=self.device)
         if cfg["learn_entropy"]:
             target_entropy = cfg["target_entropy"]
-            self._target_entropy = default_target_entropy(action_space) if target_entropy is None else target_entropy
+            self._target_entropy = (
+                default_target_entropy(self.action_space) if target_entropy is None else target_entropy
+            )
             self.log_entropy_coefficient = torch.tensor(
                 [math.log(cfg["initial_entropy_value"])], device=self.device, requires_grad=True
             )
@@ -148,7 +137,7 @@ class SAC(Agent):
             # sequence: what every model reads beside its states (a recurrent agent's hidden states); the privileged
             # states where the critics read them
             privileged = privileged_names(self)
-            batch, sequence = self._replay_batch((*_BATCH, *privileged))
+            batch, sequence = self._replay_batch((*TRANSITION_NAMES, *privileged))
             states, actions, rewards, next_states, terminated, truncated, *sampled = batch
             alpha = self._entropy_coefficient
             with self._autocast():

@@ -22,7 +22,7 @@ class SARSA(TabularAgent):
     spaces, and ``cfg`` keys of ``SARSA_DEFAULT_CONFIG``.
     """
 
-    _default_config = SARSA_DEFAULT_CONFIG
+    default_config = SARSA_DEFAULT_CONFIG
 
     def _next_actions(self, q_table: torch.Tensor, next_states: torch.Tensor) -> torch.Tensor:
         """An action of the behaviour policy (e.g. epsilon-greedy) at each next state, sampled here for the target:

@@ -11,20 +11,24 @@ DDPG is this class configured with one critic, a policy step after every critic 
 """
 
 import functools
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
-import gymnasium
 import torch
 import torch.nn.functional as F
 
 from skrl_like import logger
 from skrl_like.core.agents import td3 as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
-from skrl_like.core.agents.config import check_config, with_backend_keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, noise_decay_timesteps
+from skrl_like.core.agents.config import with_backend_keys
+from skrl_like.core.agents.off_policy import (
+    check_action_space,
+    check_batch_size,
+    gradient_step_flag_names,
+    noise_decay_timesteps,
+)
 from skrl_like.core.agents.privileged import critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
-from skrl_like.core.config import merge_config
+from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
 from skrl_like.torch.agents.mechanics import (
     all_finite,
@@ -59,11 +63,8 @@ class TD3(Agent):
         ``taken_actions`` with one output; each target of the same architecture as its online model.
     :param memory: a replay memory (e.g. ``RandomMemory``) of at least ``cfg["batch_size"]`` rows, or a list of
         memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
     :param action_space: the ``Box`` action space of one environment (its bounds clip the actions).
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``TD3_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``TD3_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
     samples_memory_at_random = True  # a replay: agents may share one (skrl's shared-memory example)
@@ -71,8 +72,7 @@ class TD3(Agent):
         "actor_learning_rate": ("policy_optimizer", "policy_scheduler"),
         "critic_learning_rate": ("critic_optimizer", "critic_scheduler"),
     }
-    _name = "TD3"  # in messages
-    _default_config = TD3_DEFAULT_CONFIG
+    default_config = TD3_DEFAULT_CONFIG
     #: the online critics (each with a ``target_<role>``): the TD target bootstraps from the smallest target value,
     #: the critic loss sums their errors, the policy climbs the first one
     _critic_roles: Tuple[str, ...] = ("critic_1", "critic_2")
@@ -84,20 +84,13 @@ class TD3(Agent):
     #: critic's values of the batch: what skrl's DDPG tracks [compat]
     _tracks_policy_q_values = False
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        name = self._name
-        cfg = merge_config(self._default_config, cfg, f"{name} cfg")
-        check_config(cfg, f"{name} cfg")
+    def _check_arguments(self, cfg: Mapping[str, Any], observation_space: Any, action_space: Any) -> None:
+        name = type(self).__name__
         check_action_space(name, action_space, "Box")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        name = type(self).__name__
         critic_roles = self._critic_roles
         roles = ("policy", "target_policy", *critic_roles, *(f"target_{role}" for role in critic_roles))
         self._require_models(roles)
@@ -189,7 +182,7 @@ class TD3(Agent):
             # sequence: what every model reads beside its states (a recurrent agent's hidden states); the privileged
             # states where the critics read them
             privileged = privileged_names(self)
-            batch, sequence = self._replay_batch((*neutral.TENSOR_NAMES, *privileged))
+            batch, sequence = self._replay_batch((*TRANSITION_NAMES, *privileged))
             sampled_states, sampled_actions, sampled_rewards, sampled_next_states, terminated, truncated = batch[:6]
 
             with self._autocast():
@@ -303,8 +296,9 @@ class TD3(Agent):
         flags = torch.stack(flags).reshape(-1).tolist()
         if all(flags):
             return
-        names = neutral.step_flag_names(len(flags) // (len(neutral.STEP_QUANTITIES) + 1), self._non_finite_note())
-        check_named_flags(self._name, timestep, names, flags)
+        steps = len(flags) // (len(neutral.STEP_QUANTITIES) + 1)
+        names = gradient_step_flag_names(steps, neutral.STEP_QUANTITIES, self._non_finite_note())
+        check_named_flags(type(self).__name__, timestep, names, flags)
 
     def _non_finite_note(self) -> str:
         return non_finite_note(

@@ -9,19 +9,16 @@ the Gaussian KL (skrl's log-sigma term has the wrong sign), and the line search 
 improvement at each trial (skrl multiplies the fractions cumulatively).
 """
 
-from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, List, NamedTuple, Tuple
 
-import gymnasium
 import torch
 import torch.nn.functional as F
 from torch.nn.utils import parameters_to_vector
 
 from skrl_like.core.agents import trpo as neutral
 from skrl_like.core.agents.checks import check_named_flags, check_rollout_memory, non_finite_note, step_flag_names
-from skrl_like.core.agents.config import check_config
 from skrl_like.core.agents.schedule import mini_batch_slices
 from skrl_like.core.agents.trpo import IGNORED_KEYS, check_trpo_models
-from skrl_like.core.config import merge_config
 from skrl_like.torch.agents.mechanics import optimizer_step, parameters_finite, step_scheduler
 from skrl_like.torch.agents.on_policy import OnPolicyAgent
 from skrl_like.torch.models import GaussianMixin
@@ -123,27 +120,15 @@ class TRPO(OnPolicyAgent):
         and log standard deviation) and a separate value model (a model shared by both roles is not supported).
     :param memory: a memory of ``memory_size == cfg["rollouts"]`` and ``num_envs`` equal to the agent's
         environments, or a list of memories (the first one is used for learning).
-    :param observation_space: observation space (or shape/size) of one environment.
-    :param action_space: action space (or shape/size) of one environment.
-    :param device: device for the agent's computations (``None``: the default torch device).
-    :param cfg: keys of ``TRPO_DEFAULT_CONFIG``; unknown keys raise ``ValueError`` with the closest key, and
-        every value is checked against its documented type and range.
+    :param cfg: keys of ``TRPO_DEFAULT_CONFIG`` (the other parameters: :class:`~skrl_like.torch.agents.base.Agent`).
     """
 
     _learning_rates = {"value_learning_rate": ("value_optimizer", "scheduler")}  # the policy takes no rate
+    default_config = TRPO_DEFAULT_CONFIG
+    ignored_config_keys = IGNORED_KEYS
 
-    def __init__(
-        self,
-        models: Mapping[str, Any],
-        memory: Any = None,
-        observation_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        action_space: Optional[Union[int, Tuple[int], gymnasium.Space]] = None,
-        device: Optional[Union[str, torch.device]] = None,
-        cfg: Optional[dict] = None,
-    ) -> None:
-        cfg = merge_config(TRPO_DEFAULT_CONFIG, cfg, "TRPO cfg", ignored=IGNORED_KEYS)
-        check_config(cfg, "TRPO cfg")
-        super().__init__(models, memory, observation_space, action_space, device, cfg)
+    def _setup(self) -> None:
+        cfg = self.cfg
         check_trpo_models(self.models, GaussianMixin)
         self._setup_on_policy()
         if self.memory is not None:

@@ -16,7 +16,6 @@ from skrl_like.core.multi_agents import ippo as neutral
 from skrl_like.core.multi_agents.base import SharedStatesMixin, check_shared_critic_spaces
 from skrl_like.torch.agents.ppo import PPO
 from skrl_like.torch.multi_agents.base import MultiAgent
-from skrl_like.torch.multi_agents.ippo.ippo import learner_class
 
 MAPPO_DEFAULT_CONFIG = with_backend_keys(
     neutral.MAPPO_DEFAULT_CONFIG,
@@ -69,18 +68,17 @@ class SharedCriticPPO(PPO):
 class MAPPO(SharedStatesMixin, MultiAgent):
     """Multi-Agent Proximal Policy Optimization (a centralised critic per agent).
 
-    :param possible_agents: the agent names (``env.possible_agents``).
     :param models: ``{uid: {"policy": ..., "value": ...}}``; each value model reads the shared state.
     :param memories: ``{uid: memory}``, each of ``memory_size == cfg["rollouts"]``.
-    :param observation_spaces: ``{uid: space}`` (``env.observation_spaces``).
-    :param action_spaces: ``{uid: space}`` (``env.action_spaces``).
-    :param device: device for the agents' computations (``None``: the default torch device).
-    :param cfg: keys of ``MAPPO_DEFAULT_CONFIG``; the per-agent keys may be ``{uid: value}`` dicts.
+    :param cfg: keys of ``MAPPO_DEFAULT_CONFIG``; the per-agent keys may be ``{uid: value}`` dicts (the other
+        parameters: :class:`~skrl_like.torch.multi_agents.base.MultiAgent`).
     :param shared_observation_spaces: ``{uid: space}`` of the shared state (``env.state_spaces``).
     """
 
     algorithm = "MAPPO"
     per_agent_keys = neutral.MAPPO_PER_AGENT_KEYS
+    default_config = MAPPO_DEFAULT_CONFIG
+    learner_base = SharedCriticPPO
 
     def __init__(
         self,
@@ -94,21 +92,7 @@ class MAPPO(SharedStatesMixin, MultiAgent):
         shared_observation_spaces: Optional[Mapping[str, Union[int, Sequence[int], gymnasium.Space]]] = None,
     ) -> None:
         self._set_shared_observation_spaces(possible_agents, shared_observation_spaces)
-        super().__init__(
-            possible_agents, models, memories, observation_spaces, action_spaces, device, cfg, MAPPO_DEFAULT_CONFIG
-        )
-
-    def _make_learner(self, uid: str, cfg: dict) -> SharedCriticPPO:
-        cfg["random_timesteps"] = 0  # skrl 1.4.3's MAPPO has no random-action branch
-        return learner_class(self.algorithm, uid, SharedCriticPPO)(
-            shared_observation_space=self.shared_observation_spaces[uid],
-            models=self.models[uid],
-            memory=self.memories[uid],
-            observation_space=self.observation_spaces[uid],
-            action_space=self.action_spaces[uid],
-            device=self.device,
-            cfg=cfg,
-        )
+        super().__init__(possible_agents, models, memories, observation_spaces, action_spaces, device, cfg)
 
 
 __all__ = ["MAPPO", "MAPPO_DEFAULT_CONFIG"]
