@@ -203,8 +203,8 @@ def test_every_gradient_step_draws_fresh_policy_noise(monkeypatch):
     keys = []
     original = sac_module.SAC._policy_loss
 
-    def spy(self, *arguments):  # the key comes before the sequence inputs, last
-        jax.debug.callback(lambda k: keys.append(np.asarray(k)), arguments[-2])
+    def spy(self, *arguments):  # the key is the last argument
+        jax.debug.callback(lambda k: keys.append(np.asarray(k)), arguments[-1])
         return original(self, *arguments)
 
     monkeypatch.setattr(sac_module.SAC, "_policy_loss", spy)

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import logger
+from skrl_like import config, logger
 from skrl_like.core.agents.off_policy import (
     check_memory_to_learn,
     decayed_noise_scale,
@@ -271,6 +271,32 @@ def learn_checked(agent: Any, timestep: int, *inputs: Any) -> Any:
     agent.check_update(timestep, learner, report)
     agent.commit_learner(learner)
     return report
+
+
+def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
+    """One update whose report stays on the device: the learner is committed at once, and the finite flags and tracked
+    values are read at the next write or checkpoint step (``agent._handle_report``); with writing off they are read
+    now, as :func:`learn_checked` does, so that a failed check leaves the agent untouched."""
+    inputs = (batches, np.int32(timestep))
+    if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
+        inputs = jax.device_put(inputs)
+    learner, packed = agent._update_fn(agent.gather_learner(), *inputs)
+    if agent.write_interval == 0:
+        agent.check_update(timestep, learner, agent._packed_learn.unpack(packed))
+        agent.commit_learner(learner)
+    else:
+        agent.commit_learner(learner)
+        agent._keep_report(timestep, packed)
+
+
+def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
+    """A kept report read back: checked (naming the first non-finite quantity), then tracked one value per gradient
+    step."""
+    records = agent._packed_learn.unpack(packed)
+    agent.check_update(timestep, agent.gather_learner(), records)
+    for tag, values in agent.tracked_values(records).items():
+        for step in range(agent.cfg["gradient_steps"]):
+            agent.track_data(tag, values[step])
 
 
 def _to_words(values: jax.Array) -> jax.Array:

@@ -44,10 +44,12 @@ from skrl_like.jax.agents.off_policy import (
     compiled_replay_obstacles,
     create_replay_tensors,
     init_target,
+    learn_deferred,
     max_min_mean,
     max_min_mean_tags,
     polyak_targets,
     q_values,
+    track_gradient_steps,
     update_critics,
     warn_if_identical,
 )
@@ -196,54 +198,36 @@ class SAC(Agent):
 
     # -- learning: small pure updates, composed by _gradient_step ------------------------------------------------
 
-    def _soft_targets(
-        self,
-        learner: LearnerState,
-        batch: Transition,
-        next_states: Any,
-        next_states_for_critics: Any,
-        alpha: Any,
-        key: Any,
-        sequence: dict,
-    ) -> Any:
-        """Soft TD targets: a fresh next action from the current policy, the smaller target Q (on
-        ``next_states_for_critics``), minus alpha log pi."""
+    def _soft_targets(self, learner: LearnerState, batch: Transition, next_states: Any, alpha: Any, key: Any) -> Any:
+        """Soft TD targets: a fresh next action from the current policy, the smaller target Q (the target critics read
+        the privileged next states where they ask for them), minus alpha log pi."""
+        sequence = self._sequence_inputs(batch)  # what every model reads beside its states (hidden states)
         next_actions, next_log_prob, _ = self.policy.act(
             {"states": next_states, "key": key, **sequence}, role="policy", params=learner.policy
         )
+        _, next_states = critic_states(batch.extras, None, next_states)
         targets = [getattr(learner, role) for role in TARGET_CRITICS]
-        target_q1, target_q2 = q_values(
-            self.models, TARGET_CRITICS, targets, next_states_for_critics, next_actions, sequence
-        )
+        target_q1, target_q2 = q_values(self.models, TARGET_CRITICS, targets, next_states, next_actions, sequence)
         next_values = jnp.minimum(target_q1, target_q2) - alpha * next_log_prob
         return jax.lax.stop_gradient(
             td_targets(batch.rewards, batch.terminated, next_values, self.cfg["discount_factor"])
         )
 
     def _policy_loss(
-        self,
-        policy_params: Any,
-        learner: LearnerState,
-        states: Any,
-        states_for_critics: Any,
-        alpha: Any,
-        key: Any,
-        sequence: dict,
+        self, policy_params: Any, learner: LearnerState, batch: Transition, states: Any, alpha: Any, key: Any
     ) -> tuple:
-        """``mean(alpha * log pi(a~|s) - min(Q1, Q2)(s, a~))`` with reparameterised ``a~`` (pure): ``(loss, aux)``; the
-        critics read ``states_for_critics`` (the privileged states of asymmetric critics, else ``states``)."""
+        """``mean(alpha * log pi(a~|s) - min(Q1, Q2)(s, a~))`` with reparameterised ``a~`` (pure): ``(loss, aux)``."""
+        sequence = self._sequence_inputs(batch)
         inputs = {"states": states, "key": key, **sequence}
         actions, log_prob, _ = self.policy.act(inputs, role="policy", params=policy_params)
-        critics = [learner.critic_1, learner.critic_2]
-        q1, q2 = q_values(self.models, CRITICS, critics, states_for_critics, actions, sequence)
+        states, _ = critic_states(batch.extras, states, None)  # the critics' view: privileged states where asked
+        q1, q2 = q_values(self.models, CRITICS, [learner.critic_1, learner.critic_2], states, actions, sequence)
         return jnp.mean(alpha * log_prob - jnp.minimum(q1, q2)), (log_prob, q1, q2)
 
-    def update_actor(
-        self, learner: LearnerState, states: Any, states_for_critics: Any, alpha: Any, key: Any, sequence: dict = {}
-    ) -> tuple:
+    def update_actor(self, learner: LearnerState, batch: Transition, states: Any, alpha: Any, key: Any) -> tuple:
         """The policy's Adam step, scored by the (just stepped) critics: ``(learner, loss, (log_prob, Q1, Q2))``."""
         (loss, aux), grad = jax.value_and_grad(self._policy_loss, has_aux=True)(
-            learner.policy, learner, states, states_for_critics, alpha, key, sequence
+            learner.policy, learner, batch, states, alpha, key
         )
         optimizer, policy = learner.policy_optimizer.update(grad, learner.policy, learner.actor_learning_rate)
         return learner._replace(policy=policy, policy_optimizer=optimizer), loss, aux
@@ -269,20 +253,13 @@ class SAC(Agent):
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)
 
-        # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
-        states_for_critics, next_states_for_critics = critic_states(batch.extras, states, next_states)
-        sequence = self._sequence_inputs(batch)  # what every model reads beside its states (hidden states)
-
-        target_values = self._soft_targets(
-            learner, batch, next_states, next_states_for_critics, alpha, next_key, sequence
-        )
+        target_values = self._soft_targets(learner, batch, next_states, alpha, next_key)
         # each critic with its own gradient; the loss reported is the mean of both MSEs [compat]
+        critic_view, _ = critic_states(batch.extras, states, None)  # the privileged states where the critics ask
         learner, critic_loss, _ = update_critics(
-            self.models, learner, CRITICS, states_for_critics, batch.actions, target_values, sequence
+            self.models, learner, CRITICS, critic_view, batch.actions, target_values, self._sequence_inputs(batch)
         )
-        learner, policy_loss, (log_prob, q1, q2) = self.update_actor(
-            learner, states, states_for_critics, alpha, actor_key, sequence
-        )
+        learner, policy_loss, (log_prob, q1, q2) = self.update_actor(learner, batch, states, alpha, actor_key)
         entropy_loss = jnp.zeros(())
         if cfg["learn_entropy"]:
             learner, entropy_loss = self.update_alpha(learner, log_prob)
@@ -316,23 +293,10 @@ class SAC(Agent):
         return jax.lax.scan(lambda learner, batch: self._gradient_step(learner, batch, timestep), learner, batches)
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        inputs = (self._replay_batches(), np.int32(timestep))  # the privileged states where the critics read them
-        if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
-            inputs = jax.device_put(inputs)
-        learner, packed = self._update_fn(self.gather_learner(), *inputs)
-        if self.write_interval == 0:  # read now (nothing tracked): raise before anything is committed
-            self.check_update(timestep, learner, self._packed_learn.unpack(packed))
-            self.commit_learner(learner)
-        else:  # the finite flags and the tracked values, read at the next write or checkpoint step
-            self.commit_learner(learner)
-            self._keep_report(timestep, packed)
+        learn_deferred(self, timestep, self._replay_batches())  # the privileged states where the critics read them
 
     def _handle_report(self, timestep: int, packed: np.ndarray) -> None:
-        records = self._packed_learn.unpack(packed)
-        self.check_update(timestep, self.gather_learner(), records)
-        for tag, values in self.tracked_values(records).items():
-            for step in range(self.cfg["gradient_steps"]):
-                self.track_data(tag, values[step])
+        track_gradient_steps(self, timestep, packed)
 
     def tracked_values(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by
