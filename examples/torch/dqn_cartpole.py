@@ -38,7 +38,7 @@ HYPERPARAMETERS = {
 # Why (docs/agents/dqn.md, docs/benchmarks.md): with a 50k memory, batch 64 and a soft target (polyak 0.01 at every
 # step) the greedy DQN of tuned/dqn_cartpole.yaml reached 500 mid-run and fell back by 100k steps on untuned seeds
 # (JAX seed 7: 141, seed 123: 124); with these it gives 500 there and on torch seed 7, though torch seeds 2 and 3
-# and JAX seed 5 still miss. DDQN shares them (session 11 found them for DDQN)
+# and JAX seeds 5 and 8 still miss. DDQN shares them (session 11 found them for DDQN)
 DDQN_HYPERPARAMETERS = dict(HYPERPARAMETERS)
 
 
