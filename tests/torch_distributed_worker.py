@@ -115,6 +115,7 @@ def ppo_update(envs: slice) -> dict:
     models = {"policy": Policy(OBSERVATIONS, ACTIONS), "value": Value(OBSERVATIONS, ACTIONS)}
     memory = RandomMemory(memory_size=ROLLOUTS, num_envs=num_envs, device="cpu")
     agent = PPO(models, memory, OBSERVATIONS, ACTIONS, "cpu", cfg)
+    agent.keeps_acting_pass = False  # the rollout is written by hand, with no acting pass: the update evaluates it
     agent.init()
     rollout = hand_made_rollout()
     for step in range(ROLLOUTS):
