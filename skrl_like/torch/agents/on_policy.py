@@ -44,7 +44,7 @@ class ActingPass(NamedTuple):
     states: torch.Tensor  # as act received them
     actions: torch.Tensor
     log_prob: torch.Tensor  # log pi(a|s), float32
-    values: torch.Tensor  # V(s) as the value model gives it (preprocessed units), float32
+    values: Optional[torch.Tensor]  # V(s) as the value model gives it (preprocessed units), float32; None unless shared
 
 
 class OnPolicyAgent(Agent):
@@ -57,10 +57,14 @@ class OnPolicyAgent(Agent):
         self._setup_joint_optimizer(self.policy, self.value)
 
     _privileged_state_roles = ("value",)  # an asymmetric actor-critic's value model may read the env's states
-    #: store log pi(a|s) and V(s) of each step from the acting pass (memory tensors ``log_prob`` and ``values``)
-    #: instead of evaluating the whole rollout again at the update; ``False`` where the value model reads what
-    #: ``act`` does not get (MAPPO's shared states) or the algorithm evaluates the rollout itself (AMP)
+    #: store log pi(a|s) of each step from the acting pass (memory tensor ``log_prob``), and V(s) too (``values``)
+    #: where one shared model gives it with the policy's trunk, instead of evaluating the whole rollout again at the
+    #: update (separate value models evaluate the rollout's values there, in one batch: cheaper than a value call
+    #: per step); ``False`` where the value model reads what ``act`` does not get (MAPPO's shared states) or the
+    #: algorithm evaluates the rollout itself (AMP)
     keeps_acting_pass = True
+    #: whether the acting pass stores V(s) too: set up as ``keeps_acting_pass`` and one model for both roles
+    _acting_values = False
     _acting_pass: Optional[ActingPass] = None
 
     def _setup_on_policy(self) -> None:
@@ -76,6 +80,7 @@ class OnPolicyAgent(Agent):
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
         if self.privileged_roles:  # the value model reads the env's states, which act does not get
             self.keeps_acting_pass = False
+        self._acting_values = self.policy is self.value
 
     def _setup_joint_optimizer(self, *models: Any) -> None:
         """One Adam over the parameters of ``models`` (a shared model's once), its learning-rate scheduler and the
@@ -106,7 +111,8 @@ class OnPolicyAgent(Agent):
             self._create_privileged_state_tensors(torch.float32)
             if self.keeps_acting_pass:
                 self.memory.create_tensor(name="log_prob", size=1, dtype=torch.float32)
-                self.memory.create_tensor(name="values", size=1, dtype=torch.float32)
+                if self._acting_values:
+                    self.memory.create_tensor(name="values", size=1, dtype=torch.float32)
 
     def _model_inputs(self, states: torch.Tensor) -> dict:
         """The inputs of every policy and value call for (preprocessed) ``states``: RPO adds its ``alpha``."""
@@ -142,13 +148,13 @@ class OnPolicyAgent(Agent):
 
     def _privileged_rows(self) -> torch.Tensor:
         """The rollout's privileged states, one row per sample (time-major, as :class:`RolloutBatch`): a view."""
-        stored = self.memory.get_tensor_by_name(PRIVILEGED_STATES)
-        return stored.reshape(-1, stored.shape[-1])
+        return self._rollout_rows(PRIVILEGED_STATES)
 
     def act(self, states: torch.Tensor, timestep: int, timesteps: int) -> Tuple[torch.Tensor, torch.Tensor, dict]:
         """Sample actions from the policy; returns ``(actions, log_prob, outputs)`` (before ``random_timesteps``,
-        uniform random actions with their log-probability under the policy). While training, V(s) is computed too
-        (a shared model reuses the policy's trunk) and both are stored with the step by ``record_transition``."""
+        uniform random actions with their log-probability under the policy). While training, log pi(a|s) is kept
+        for ``record_transition`` to store with the step, and V(s) too where one shared model reuses the policy's
+        trunk for it."""
         inputs = self._model_inputs(self._state_preprocessor(states))
         with self._autocast():
             if timestep < self.cfg["random_timesteps"]:
@@ -157,29 +163,33 @@ class OnPolicyAgent(Agent):
             else:
                 actions, log_prob, outputs = self.policy.act(inputs, role="policy")
             if self.training and self.keeps_acting_pass and self.memory is not None:
-                values, _, _ = self.value.act(inputs, role="value")
-                self._acting_pass = ActingPass(states, actions, log_prob.detach().float(), values.detach().float())
+                values = self.value.act(inputs, role="value")[0].detach().float() if self._acting_values else None
+                self._acting_pass = ActingPass(states, actions, log_prob.detach().float(), values)
         return actions, log_prob, outputs
 
     def transition_to_store(self, states: torch.Tensor, actions: torch.Tensor, *args: Any, **kwargs: Any) -> Transition:
-        """The base's transition with the step's ``log_prob`` and ``values`` (:attr:`keeps_acting_pass`)."""
+        """The base's transition with the step's ``log_prob`` (and ``values``, one shared model) of
+        :attr:`keeps_acting_pass`."""
         transition = super().transition_to_store(states, actions, *args, **kwargs)
         if not self.keeps_acting_pass:
             return transition
         log_prob, values = self._step_log_prob_and_values(states, actions)
+        if values is None:
+            return transition.with_extras(log_prob=log_prob)
         return transition.with_extras(log_prob=log_prob, values=values)
 
     def _step_log_prob_and_values(self, states: torch.Tensor, actions: torch.Tensor) -> Tuple:
-        """log pi(a|s) and V(s) of the step being stored: the acting pass's when ``act`` acted on these very
-        tensors, else computed here in one batched call (a loop that stores actions it did not get from ``act``)."""
+        """log pi(a|s) and V(s) (``None`` unless one shared model gives both) of the step being stored: the acting
+        pass's when ``act`` acted on these very tensors, else computed here in one batched call (a loop that stores
+        actions it did not get from ``act``)."""
         acted, self._acting_pass = self._acting_pass, None
         if acted is not None and acted.states is states and acted.actions is actions:
             return acted.log_prob, acted.values
         with torch.no_grad(), self._autocast():
             inputs = self._model_inputs(self._state_preprocessor(states))
             _, log_prob, _ = self.policy.act({**inputs, "taken_actions": actions}, role="policy")
-            values, _, _ = self.value.act(inputs, role="value")
-        return log_prob.float(), values.float()
+            values = self.value.act(inputs, role="value")[0].float() if self._acting_values else None
+        return log_prob.float(), values
 
     # -- the start of every update ------------------------------------------------------------------------------
 
@@ -198,16 +208,25 @@ class OnPolicyAgent(Agent):
         all_values = self._value_preprocessor(all_values.float(), inverse=True)
         return log_prob.float(), all_values[: len(states)], all_values[len(states) :]
 
-    def _stored_values(self, values: torch.Tensor, last_states: torch.Tensor) -> Tuple:
-        """``(values, last_values)`` in raw return units: the acting pass's V(s) of the rollout and V(s) of the last
-        next states, computed here (eval mode, no gradients)."""
+    def _stored_values(self, states: torch.Tensor, last_states: torch.Tensor) -> Tuple:
+        """``(values, last_values)`` in raw return units, eval mode, no gradients: the acting pass's V(s) of the
+        rollout (one shared model) or V(s) of its ``states`` evaluated here in one batch (separate models), and V(s)
+        of the last next states."""
+        stored = self._acting_values
         with torch.no_grad(), self._autocast():
             self.value.train(False)
-            inputs = self._model_inputs(self._state_preprocessor(last_states.float()))
-            last_values, _, _ = self.value.act(inputs, role="value")
+            evaluated = last_states.float() if stored else torch.cat([states, last_states.float()])
+            values, _, _ = self.value.act(self._model_inputs(self._state_preprocessor(evaluated)), role="value")
             self.value.train(True)
-        all_values = self._value_preprocessor(torch.cat([values, last_values.float()]), inverse=True)
-        return all_values[: len(values)], all_values[len(values) :]
+        if stored:
+            values = torch.cat([self._rollout_rows("values"), values.float()])
+        all_values = self._value_preprocessor(values.float(), inverse=True)
+        return all_values[: len(states)], all_values[len(states) :]
+
+    def _rollout_rows(self, name: str) -> torch.Tensor:
+        """The memory's rollout tensor ``name`` as one row per sample (time-major): a view."""
+        tensor = self.memory.get_tensor_by_name(name)
+        return tensor.reshape(-1, *tensor.shape[2:])
 
     def _rollout_batch(self, timestep: int) -> RolloutBatch:
         """The memory's rollout with log pi_old, values (the acting pass's, :attr:`keeps_acting_pass`, or evaluated
@@ -218,17 +237,12 @@ class OnPolicyAgent(Agent):
         memory = self.memory
         rollouts, num_envs = memory.get_tensor_by_name("states").shape[:2]
         samples = rollouts * num_envs
-
-        def rows(name: str) -> torch.Tensor:
-            tensor = memory.get_tensor_by_name(name)
-            return tensor.reshape(samples, *tensor.shape[2:])
-
-        states, actions = rows("states"), rows("actions")
+        states, actions = self._rollout_rows("states"), self._rollout_rows("actions")
         rewards = memory.get_tensor_by_name("rewards")
         last_states = memory.get_tensor_by_name("next_states")[-1]
         if self.keeps_acting_pass:
-            log_prob = rows("log_prob")
-            values, last_values = self._stored_values(rows("values"), last_states)
+            log_prob = self._rollout_rows("log_prob")
+            values, last_values = self._stored_values(states, last_states)
         else:
             log_prob, values, last_values = self._evaluate_rollout(states, actions, last_states)
         values = values.reshape(rollouts, num_envs, 1)
