@@ -26,10 +26,15 @@ from isaaclab_ant import commit  # noqa: E402
 from isaaclab_standin_ppo import config  # noqa: E402
 
 
-def timed(update, timestep: int = 0, timesteps: int = 1) -> float:
-    """Seconds of one ``update(timestep, timesteps)`` call."""
+def timed(update, timestep: int = 0, timesteps: int = 1, device: str = "cpu") -> float:
+    """Seconds of one ``update(timestep, timesteps)`` call (on a GPU, until its queued work is done)."""
+    import torch
+
+    synchronize = torch.cuda.synchronize if device.startswith("cuda") else lambda: None
+    synchronize()
     started = time.perf_counter()
     update(timestep, timesteps)
+    synchronize()
     return time.perf_counter() - started
 
 
@@ -39,6 +44,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=6, help="timed updates per agent")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--options", default=None, help="torch.compile keyword arguments as JSON (default: True)")
+    parser.add_argument("--device", default="cpu", help="the stand-in env's device (cuda:0 on a GPU)")
     args = parser.parse_args()
 
     import torch
@@ -52,7 +58,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for name, option in (("eager", False), ("compiled", compile_update)):
             env = wrap_env(
-                IsaacLabStandInEnv(num_envs=args.num_envs, seed=args.seed), wrapper="isaaclab", verbose=False
+                IsaacLabStandInEnv(num_envs=args.num_envs, seed=args.seed, device=args.device),
+                wrapper="isaaclab",
+                verbose=False,
             )
             cfg = config(16, directory, args.seed)
             cfg["agent"]["compile_update"] = option
@@ -60,7 +68,7 @@ def main() -> None:
             agent = runner.agent
             update, seconds = agent._update, []
             agent._update = lambda timestep, timesteps, update=update, seconds=seconds: seconds.append(
-                timed(update, timestep, timesteps)
+                timed(update, timestep, timesteps, args.device)
             )
             runner.run("train")  # one rollout, one update (the compiled agent compiles here)
             agent._update = update
@@ -70,12 +78,13 @@ def main() -> None:
         times = {"eager": [], "compiled": []}
         for _ in range(args.repeats):
             for name in ("eager", "compiled"):
-                times[name].append(round(timed(agents[name]._update), 3))
+                times[name].append(round(timed(agents[name]._update, device=args.device), 4))
     medians = {name: statistics.median(values) for name, values in times.items()}
     line = {
         "benchmark": "ppo_update_compiled",
         "commit": commit(),
         "num_envs": args.num_envs,
+        "device": args.device,
         "compile_update": compile_update,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),

@@ -113,6 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     a = ANT_AGENT
     torch.manual_seed(args.seed)
+    torch.set_default_device(args.device)  # the model, the rollout buffers and the mini-batch permutations
     env = load_standin()(num_envs=args.num_envs, device=args.device, seed=args.seed)
     observations = env.single_observation_space["policy"].shape[0]
     action_size = env.single_action_space.shape[0]
@@ -187,6 +188,8 @@ def main() -> None:
                 lr = min(lr * 1.5, 1e-2)
             for group in optimizer.param_groups:
                 group["lr"] = lr
+    if args.device.startswith("cuda"):
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     report("torch-floor", torch.__version__, args, seconds, last_mean_step_reward=float(rewards[-1].mean() / 0.6))
 
