@@ -6,6 +6,9 @@ the run's last one), the trainer's checkpoints, and an on-policy update (once pe
 its update is guarded."""
 
 import contextlib
+import os
+import subprocess
+import sys
 
 import jax
 import pytest
@@ -18,6 +21,12 @@ from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.trainers import SequentialTrainer
 from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host
+
+
+# set by the test below: JAX's default device is another than the env's (and so the agent's), as on a GPU machine
+# where the env runs on the CPU
+if os.environ.get("SKRL_LIKE_TEST_OTHER_DEFAULT_DEVICE"):
+    jax.config.update("jax_default_device", jax.devices("cpu")[1])
 
 
 @pytest.fixture(autouse=True)
@@ -98,3 +107,19 @@ def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_ap
     with pytest.raises(FloatingPointError, match=r"SAC update at timestep 2: the sampled rewards of gradient step 0"):
         SequentialTrainer(env, agent, cfg={**TRAINER, "disable_progressbar": True}).train()
     assert agent.tracking_data.get("Loss / Critic loss", []) == []  # raised before the reports were tracked
+
+
+def test_an_agent_off_jaxs_default_device_keeps_its_keys_and_statistics_on_its_own():
+    """On a GPU machine with the env on the CPU, the agent's random key and its preprocessor's statistics were made on
+    JAX's default device (the GPU) and crossed between devices at every step. Two CPU devices stand for the two."""
+    environment = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_multi_thread_eigen=false",
+        "SKRL_LIKE_TEST_OTHER_DEFAULT_DEVICE": "1",
+    }
+    command = [sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib", "-p", "no:cacheprovider"]
+    command += ["-n", "0", __file__]
+    command += ["-k", "disallowing_transfer_guard and (PPO or SAC)"]
+    result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "2 passed" in result.stdout

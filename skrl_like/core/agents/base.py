@@ -13,6 +13,7 @@ device parsing, placing models, reading/writing module states, and the episode-t
 """
 
 import contextlib
+import inspect
 import os
 from typing import Any, Iterable, Mapping, Optional, Tuple, Union
 
@@ -339,11 +340,15 @@ class AgentCore(AgentRunState):
 
     def _build_preprocessor(self, name: str) -> Any:
         """The instance of ``cfg[name]`` (e.g. ``"state_preprocessor"``) built with ``cfg[name + "_kwargs"]`` and
-        registered as a checkpoint module, or the identity when it is not configured."""
+        registered as a checkpoint module, or the identity when it is not configured. Kwargs that name no device
+        get the agent's (a preprocessor on the framework's default device would meet the models on another)."""
         preprocessor_class = self.cfg.get(name)
         if not preprocessor_class:
             return self._empty_preprocessor
-        preprocessor = preprocessor_class(**self.cfg.get(f"{name}_kwargs", {}))
+        kwargs = dict(self.cfg.get(f"{name}_kwargs") or {})
+        if kwargs.get("device") is None and "device" in inspect.signature(preprocessor_class).parameters:
+            kwargs["device"] = self.device
+        preprocessor = preprocessor_class(**kwargs)
         self.checkpoint_modules[name] = preprocessor
         return preprocessor
 

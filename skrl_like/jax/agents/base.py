@@ -62,6 +62,19 @@ class Agent(AgentCore):
     def _parse_device(self, device: Any) -> jax.Device:
         return config.jax.parse_device(device)
 
+    def _split_run_key(self) -> jax.Array:
+        """A random stream of this agent's own, split off the run's key (``set_seed`` makes it reproducible) and
+        placed on the agent's device: not JAX's default one, or a CPU agent on a GPU machine would copy its key
+        between devices at every step."""
+        config.jax.key, key = jax.random.split(config.jax.key)
+        return self._to_device(np.asarray(key))
+
+    def _to_device(self, tree: Any) -> Any:
+        """``tree``'s host values as arrays on the agent's device, uncommitted as a jitted update's outputs are (one
+        compilation for both), never on JAX's default device when that is another."""
+        with jax.default_device(self.device):
+            return jax.device_put(tree)
+
     def _broadcast_models(self) -> None:
         # a model without parameters yet is left to the algorithm's check, which names the missing init_state_dict
         if config.jax.is_distributed:
@@ -218,10 +231,10 @@ class Agent(AgentCore):
             return (
                 value
                 if isinstance(value, jax.Array) and value.dtype == jnp.float32
-                else jax.device_put(np.asarray(value, np.float32))
+                else self._to_device(np.asarray(value, np.float32))
             )
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, jax.Array)):
-            return jax.device_put(np.asarray(value, np.int32 if isinstance(value, numbers.Integral) else np.float32))
+            return self._to_device(np.asarray(value, np.int32 if isinstance(value, numbers.Integral) else np.float32))
         return value
 
     def learning_rate_keys(self) -> Tuple[str, ...]:
@@ -269,7 +282,7 @@ class Agent(AgentCore):
         """``(learner, key)``: the learner state and the acting stream a compiled run starts from (an agent that acts
         with host noise gets an acting stream of its own here, split off the run's key)."""
         if getattr(self, "_key", None) is None:
-            config.jax.key, self._key = jax.random.split(config.jax.key)
+            self._key = self._split_run_key()
         return self.gather_learner(), self._key
 
     def compiled_act(

@@ -279,7 +279,7 @@ def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
     now, as :func:`learn_checked` does, so that a failed check leaves the agent untouched."""
     inputs = (batches, np.int32(timestep))
     if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
-        inputs = jax.device_put(inputs)
+        inputs = agent._to_device(inputs)
     learner, packed = agent._update_fn(agent.gather_learner(), *inputs)
     if agent.write_interval == 0:
         agent.check_update(timestep, learner, agent._packed_learn.unpack(packed))

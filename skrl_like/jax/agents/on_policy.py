@@ -152,8 +152,7 @@ class OnPolicyAgent(Agent):
             self._create_privileged_state_tensors(jnp.float32)
             if self.privileged_roles:  # read into the rollout's extras by _update
                 self._rollout_extras = (*self._rollout_extras, PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES)
-        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
-        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._key = self._split_run_key()
         self._act_fn = jax.jit(self._sample_and_pack)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes
 

@@ -1,5 +1,6 @@
 """The JAX ``Trainer`` base: overrides only the tensor hooks of the neutral ``TrainerCore`` (JAX has no autograd)."""
 
+import contextlib
 from typing import Any, List
 
 import jax
@@ -12,6 +13,13 @@ from skrl_like.core.trainer import TrainerCore, generate_equally_spaced_scopes
 
 class Trainer(TrainerCore):
     __doc__ = TrainerCore.__doc__
+
+    def _no_grad(self) -> Any:
+        # JAX has no autograd state to turn off; each step runs with the env's device as JAX's default device, so
+        # the agents' jitted calls on uncommitted arrays run where the env's arrays and the models are (an env on the
+        # CPU on a GPU machine would otherwise move every step's arrays to the GPU and back)
+        device = getattr(self.env, "device", None)
+        return jax.default_device(device) if isinstance(device, jax.Device) else contextlib.nullcontext()
 
     def _stack(self, arrays: List[Any]) -> Any:
         return jnp.vstack(arrays) if isinstance(arrays[0], jax.Array) else np.vstack(arrays)

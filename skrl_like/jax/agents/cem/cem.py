@@ -126,8 +126,7 @@ class CEM(Agent):
         # the previous rollout's rows, the window's first half (zeros, of weight 0, before the first rollout)
         self._previous_states = jnp.zeros_like(self.memory.get_tensor_by_name("states"))
         self._previous_actions = jnp.zeros_like(self.memory.get_tensor_by_name("actions"))
-        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
-        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._key = self._split_run_key()
         self._key = jax.device_put(self._key, self.device)  # committed, as every key acting returns
         self._act_fn = jax.jit(self._sample_with_log_prob)
         self._update_fn = compile_update(self._learn)  # jax.jit, or one SPMD program over the processes

@@ -156,8 +156,7 @@ class DQN(Agent):
         super().init(trainer_cfg)
         self.set_mode("eval")
         create_replay_tensors(self.memory, self.observation_space, self.action_space, jnp.int32)
-        # this agent's own random stream, split off the run's key (set_seed makes it reproducible)
-        config.jax.key, self._key = jax.random.split(config.jax.key)
+        self._key = self._split_run_key()
         self._act_fn = jax.jit(self._act)
         compile_packed_update(self)  # the report (finite flags, tracked numbers): one host transfer per update
 

@@ -39,8 +39,7 @@ class RPO(PPO):
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         super().init(trainer_cfg)
-        # the update's own random stream, split off the run's key (set_seed makes it reproducible)
-        config.jax.key, self._update_key = jax.random.split(config.jax.key)
+        self._update_key = self._split_run_key()
 
     def _model_inputs(self, states: jax.Array, key: Any = UNUSED_KEY) -> dict:
         """Every policy and value call (acting, the rollout's log pi_old and values, the update) gets ``alpha``."""
