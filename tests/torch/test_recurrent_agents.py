@@ -83,15 +83,15 @@ def hand_params(policy, value):
     }
 
 
-def step_by_hand(params, states, dones, steps):
-    """The states each step starts from and the policy's means, stepping every environment in order and zeroing its
-    state after a done."""
+def step_by_hand(params, states, dones, steps, alpha=0.0):
+    """The states each step starts from and the policy's means (shifted by RPO's ``alpha``), stepping every
+    environment in order and zeroing its state after a done."""
     h = torch.zeros(NUM_ENVS, params["w_hh"].shape[0])
     started, means = [], []
     for t in range(steps):
         started.append(h)
         h = rnn_step(params, torch.from_numpy(states[t]), h)
-        means.append(h @ params["head_w"].T + params["head_b"])
+        means.append(h @ params["head_w"].T + params["head_b"] + alpha)
         h = h * torch.from_numpy(~dones[t]).float()
     return torch.stack(started), torch.stack(means), h
 
@@ -120,13 +120,13 @@ def test_hidden_states_are_zeroed_at_episode_ends_and_carried_across_rollouts():
     torch.testing.assert_close(agent.hidden_states.current["policy"][0][0], final, atol=1e-6, rtol=1e-5)
 
 
-def rollout_by_hand(params, rollout, gamma, lam):
+def rollout_by_hand(params, rollout, gamma, lam, alpha=0.0):
     """What the update starts from, by hand: the states each step started from, log pi_old of the taken actions,
     the normalised GAE advantages and the returns (a linear value model)."""
     states, actions, rewards, terminated, truncated, last_states = rollout
     dones = terminated | truncated
     with torch.no_grad():
-        started, means, _ = step_by_hand(params, states, dones, ROLLOUTS)
+        started, means, _ = step_by_hand(params, states, dones, ROLLOUTS, alpha)
         old_log_prob = log_normal(torch.from_numpy(actions), means, params["log_std"])
         values = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
         last_values = torch.from_numpy(last_states) @ params["value_w"].T + params["value_b"]
@@ -141,7 +141,7 @@ def rollout_by_hand(params, rollout, gamma, lam):
     return started, old_log_prob, advantages, returns
 
 
-def sequence_means(params, started, states, dones, reset=True):
+def sequence_means(params, started, states, dones, reset=True, alpha=0.0):
     """The policy's means in the update: each sequence of LENGTH steps from its stored starting state, the state
     zeroed after a done inside it (unless ``reset`` is off)."""
     means = torch.zeros(ROLLOUTS, NUM_ENVS, 1)
@@ -151,7 +151,7 @@ def sequence_means(params, started, states, dones, reset=True):
             if t > start and reset:
                 h = h * torch.from_numpy(~dones[t - 1]).float()
             h = rnn_step(params, torch.from_numpy(states[t]), h)
-            means[t] = h @ params["head_w"].T + params["head_b"]
+            means[t] = h @ params["head_w"].T + params["head_b"] + alpha
     return means
 
 
@@ -179,23 +179,33 @@ def rollout_with_resets(seed):
     return rollout
 
 
-@pytest.mark.parametrize("reset_in_reference", [True, False])
-def test_one_ppo_rnn_update_matches_a_hand_computed_reference(reset_in_reference):
+class ShiftedPolicy(RecurrentGaussianPolicy):
+    """The mean shifted by RPO's ``inputs["alpha"]`` (deterministically: the test sees alpha reach every call)."""
+
+    def compute(self, inputs, role=""):
+        mean, log_std, outputs = super().compute(inputs, role)
+        return mean + inputs["alpha"], log_std, outputs
+
+
+@pytest.mark.parametrize(
+    "agent_class, alpha, reset_in_reference", [(PPO_RNN, 0.0, True), (PPO_RNN, 0.0, False), (RPO_RNN, 0.5, True)]
+)
+def test_one_ppo_rnn_or_rpo_rnn_update_matches_a_hand_computed_reference(agent_class, alpha, reset_in_reference):
     torch.manual_seed(1)
-    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
+    policy = (ShiftedPolicy if agent_class is RPO_RNN else RecurrentGaussianPolicy)(OBSERVATIONS, ACTIONS)
     value = LinearValue(OBSERVATIONS, ACTIONS)
     cfg = {"learning_epochs": 2, "learning_rate": 0.05, "grad_norm_clip": 0.0, "discount_factor": 0.9, "lambda": 0.8}
-    agent = make_agent({"policy": policy, "value": value}, **cfg)
+    agent = make_agent({"policy": policy, "value": value}, agent_class, **cfg, **({"alpha": alpha} if alpha else {}))
     agent.init({"timesteps": ROLLOUTS})
     rollout = rollout_with_resets(seed=2)
     states, actions, _, terminated, truncated, _ = rollout
     params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
     drive(agent, *rollout)
-    started, old_log_prob, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8)
+    started, old_log_prob, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8, alpha=alpha)
 
     def loss(params):
         """PPO's loss on the sequences (steps 0-1 and 2-3 of each env), each from its stored starting state."""
-        means = sequence_means(params, started, states, terminated | truncated, reset_in_reference)
+        means = sequence_means(params, started, states, terminated | truncated, reset_in_reference, alpha)
         ratio = torch.exp(log_normal(torch.from_numpy(actions), means, params["log_std"]) - old_log_prob)
         policy_loss = -torch.min(advantages * ratio, advantages * torch.clip(ratio, 0.8, 1.2)).mean()
         predicted = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
