@@ -261,6 +261,84 @@ def test_one_a2c_rnn_update_matches_a_hand_computed_reference():
     assert not torch.allclose(updated["w_hh"], initial)  # the update moved the recurrent weights
 
 
+POLICY_NAMES = ("w_ih", "w_hh", "b_ih", "b_hh", "head_w", "head_b", "log_std")  # the order of policy.parameters()
+
+
+def test_one_trpo_rnn_update_matches_a_hand_computed_reference():
+    """The natural-gradient step by hand on the sequences (reset after their dones): the surrogate's gradient, the
+    Fisher-vector products of the Gaussian KL, ten conjugate-gradient steps, the step scaled to max_kl and the
+    backtracking line search; then the value function's Adam epochs."""
+    torch.manual_seed(5)
+    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
+    value = LinearValue(OBSERVATIONS, ACTIONS)
+    cfg = {"learning_epochs": 2, "value_learning_rate": 0.05, "grad_norm_clip": 0.0, "max_kl_divergence": 0.01}
+    cfg.update({"discount_factor": 0.9, "lambda": 0.8})
+    agent = make_agent({"policy": policy, "value": value}, TRPO_RNN, **cfg)
+    agent.init({"timesteps": ROLLOUTS})
+    rollout = rollout_with_resets(seed=6)
+    states, actions, _, terminated, truncated, _ = rollout
+    params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
+    drive(agent, *rollout)
+    started, old_log_prob, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8)
+    dones = terminated | truncated
+
+    def unflatten(flat):
+        sizes = [params[name].numel() for name in POLICY_NAMES]
+        pieces = torch.split(flat, sizes)
+        return {**params, **{name: piece.reshape(params[name].shape) for name, piece in zip(POLICY_NAMES, pieces)}}
+
+    def surrogate_and_kl(flat):
+        p = unflatten(flat)
+        means = sequence_means(p, started, states, dones)
+        ratio = torch.exp(log_normal(torch.from_numpy(actions), means, p["log_std"]) - old_log_prob)
+        std, old_std = torch.exp(p["log_std"]), torch.exp(params["log_std"].detach())
+        kl = p["log_std"] - params["log_std"].detach() + (old_std**2 + (old_means - means) ** 2) / (2 * std**2) - 0.5
+        return (advantages * ratio).mean(), kl.mean()
+
+    start = torch.cat([params[name].detach().reshape(-1) for name in POLICY_NAMES]).requires_grad_()
+    with torch.no_grad():
+        old_means = sequence_means(params, started, states, dones)
+    surrogate, kl = surrogate_and_kl(start)
+    gradient = torch.autograd.grad(surrogate, start, retain_graph=True)[0]
+    kl_gradient = torch.autograd.grad(kl, start, create_graph=True)[0]
+
+    def fisher(vector):
+        return torch.autograd.grad(kl_gradient @ vector, start, retain_graph=True)[0] + 0.1 * vector  # damping
+
+    x, residual = torch.zeros_like(gradient), gradient.clone()
+    direction, residual_norm = residual.clone(), residual @ residual
+    for _ in range(10):  # conjugate gradient from zero (its residual stays above the tolerance here)
+        product = fisher(direction)
+        step = residual_norm / (direction @ product)
+        x, residual = x + step * direction, residual - step * product
+        new_norm = residual @ residual
+        direction, residual_norm = residual + new_norm / residual_norm * direction, new_norm
+    full_step = torch.sqrt(2 * 0.01 / (x @ fisher(x))) * x
+    expected = gradient @ full_step
+    with torch.no_grad():
+        for trial in range(10):  # backtracking: the first fraction within the KL bound and improving enough
+            candidate = start + 0.5**trial * full_step
+            trial_surrogate, trial_kl = surrogate_and_kl(candidate)
+            if trial_kl < 0.01 and (trial_surrogate - surrogate) / (0.5**trial * expected) > 0.5:
+                break
+        else:
+            candidate = start
+    stepped = unflatten(candidate.detach())
+    updated = hand_params(policy, value)
+    assert not torch.equal(candidate, start)  # a step was taken
+    for name in POLICY_NAMES:
+        torch.testing.assert_close(updated[name].detach(), stepped[name], atol=2e-5, rtol=1e-4, msg=name)
+
+    def value_loss(params):
+        predicted = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
+        return (((returns - predicted) ** 2).mean(),)
+
+    value_params = {name: params[name] for name in ("value_w", "value_b")}
+    adam_by_hand(value_params, [value_loss, value_loss], learning_rate=0.05)  # two epochs of one mini-batch
+    for name in value_params:
+        torch.testing.assert_close(updated[name].detach(), value_params[name].detach(), atol=1e-5, rtol=1e-4)
+
+
 def test_a_recurrent_value_model_and_lstm_states_are_carried_stored_and_restored():
     torch.manual_seed(3)
     policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS, kind="GRU")
