@@ -77,7 +77,8 @@ RECURRENT_SMOKE = {  # a few updates on small sizes, one short evaluation
 }
 
 
-@pytest.mark.parametrize("backend", ["torch", "jax"])
+# the JAX runs compile recurrent updates: tens of seconds on 2 busy cores
+@pytest.mark.parametrize("backend", ["torch", pytest.param("jax", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(RECURRENT_SMOKE))
 def test_the_recurrent_examples_train_evaluate_and_deploy(backend, name, tmp_path):
     script = ROOT / "examples" / backend / f"{name}.py"
