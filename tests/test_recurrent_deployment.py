@@ -56,15 +56,16 @@ def backend(request):
     return parts
 
 
-def ppo_rnn(backend, kind="GRU", spaces=None, rollouts=4, experiment=None, value="RecurrentValue"):
-    """A recurrent policy and a separate value model (a recurrent one's states are not needed to act)."""
+def ppo_rnn(backend, kind="GRU", spaces=None, rollouts=4, experiment=None, value="RecurrentValue", memory=True):
+    """A recurrent policy and a separate value model (a recurrent one's states are not needed to act); without a
+    memory, an agent built to deploy a checkpoint."""
     spaces = spaces or (backend.models.OBSERVATIONS, backend.models.ACTIONS)
     models = {"policy": backend.policy(spaces, kind), "value": getattr(backend.models, value)(*spaces)}
     for role, model in models.items():
         model.init_state_dict(role)
     return backend.PPO_RNN(
         models=models,
-        memory=backend.RandomMemory(memory_size=rollouts, num_envs=NUM_ENVS),
+        memory=backend.RandomMemory(memory_size=rollouts, num_envs=NUM_ENVS) if memory else None,
         observation_space=spaces[0],
         action_space=spaces[1],
         cfg={"rollouts": rollouts, "mini_batches": 1, "experiment": experiment or NO_WRITING},
@@ -158,6 +159,26 @@ def test_a_feedforward_agent_refuses_hidden_states(backend):
     agent = compute_action_tests.make_ppo(compute_action_tests.BOX, compute_action_tests.ACTIONS)
     with pytest.raises(ValueError, match="PPO carries no hidden states: call compute_action"):
         agent.compute_action(np.zeros(3), hidden_states=[np.zeros((1, 1, 3))])
+
+
+def test_an_agent_built_without_a_memory_deploys_a_checkpoint_with_carried_states(backend, tmp_path):
+    saved = ppo_rnn(backend)
+    path = str(tmp_path / ("agent.pt" if backend.name == "torch" else "agent.pickle"))
+    saved.save(path)
+    set_seed(1)  # other initial weights: the checkpoint must replace them
+    deployed = ppo_rnn(backend, memory=False)
+    observations = np.random.default_rng(3).normal(size=(3, 4, 1)).astype(np.float32)  # 4 robots, another count
+
+    def play(agent):
+        hidden_states, actions = None, []
+        for step in observations:
+            action, hidden_states = agent.compute_action(step, hidden_states=hidden_states)
+            actions.append(action)
+        return np.stack(actions)
+
+    assert not np.allclose(play(deployed), play(saved))
+    deployed.load(path)
+    np.testing.assert_allclose(play(deployed), play(saved), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("evaluation_envs", [3, NUM_ENVS])
