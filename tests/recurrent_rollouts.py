@@ -31,3 +31,9 @@ class NoVelocity(gymnasium.ObservationWrapper):
 def masked_pendulum(num_envs=2):
     """A sync vector env of velocity-masked Pendulums (not wrapped: each backend wraps it)."""
     return gymnasium.vector.SyncVectorEnv([lambda: NoVelocity(gymnasium.make("Pendulum-v1"))] * num_envs)
+
+
+def short_masked_pendulum(num_envs=2, episode_steps=10):
+    """:func:`masked_pendulum` with episodes of ``episode_steps`` steps (tests that play whole episodes)."""
+    env = lambda: NoVelocity(gymnasium.make("Pendulum-v1", max_episode_steps=episode_steps))  # noqa: E731
+    return gymnasium.vector.SyncVectorEnv([env] * num_envs)

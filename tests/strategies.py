@@ -602,3 +602,49 @@ def ppo_timesteps(setup: PPOSetup) -> int:
     """Enough timesteps for ``setup.updates`` updates after ``learning_starts``."""
     rollouts = setup.cfg["rollouts"]
     return rollouts * (math.ceil((setup.cfg["learning_starts"] + 1) / rollouts) + setup.updates - 1)
+
+
+# -- recurrent agents ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RecurrentSetup:
+    """A recurrent agent's drawn sizes and episode ends (tests/torch/test_recurrent_properties.py)."""
+
+    num_envs: int
+    sequence_length: int
+    sequences: int  # sequences per environment: a rollout (on-policy) or the memory (replay) holds this many
+    mini_batches: int  # divides num_envs * sequences (on-policy); replay: batch_size is drawn from it
+    kind: str  # "RNN", "GRU" or "LSTM"
+    hidden: int
+    recurrent_value: bool  # on-policy: a recurrent value model of its own beside the policy
+    seed: int  # observations, rewards and episode ends
+    end_probability: float  # per step and environment, for terminated and for truncated
+
+    @property
+    def steps(self) -> int:
+        return self.sequence_length * self.sequences
+
+    def episode_ends(self, steps: int) -> tuple:
+        """``(terminated, truncated)``, each ``(steps, num_envs)`` bool."""
+        rng = np.random.default_rng(self.seed + 1)
+        shape = (steps, self.num_envs)
+        return rng.random(shape) < self.end_probability, rng.random(shape) < self.end_probability
+
+
+@st.composite
+def recurrent_setups(draw: Any, max_envs: int = 3, max_length: int = 4, max_sequences: int = 3) -> RecurrentSetup:
+    num_envs = draw(st.integers(1, max_envs))
+    sequences = draw(st.integers(1, max_sequences))
+    total = num_envs * sequences
+    return RecurrentSetup(
+        num_envs=num_envs,
+        sequence_length=draw(st.integers(1, max_length)),
+        sequences=sequences,
+        mini_batches=draw(st.sampled_from([d for d in range(1, total + 1) if total % d == 0])),
+        kind=draw(st.sampled_from(["RNN", "GRU", "LSTM"])),
+        hidden=draw(st.integers(1, 3)),
+        recurrent_value=draw(st.booleans()),
+        seed=draw(st.integers(0, 2**16 - 1)),
+        end_probability=draw(st.sampled_from([0.0, 0.2, 0.5])),
+    )

@@ -69,3 +69,27 @@ def test_the_dqn_examples_and_their_tuned_files_hold_the_same_settings(algorithm
     assert tuned["agent"]["class"] == algorithm
     agent = {key: value for key, value in tuned["agent"].items() if key not in ("class", "experiment")}
     assert {"memory_size": tuned["memory"]["memory_size"], **agent} == torch_settings
+
+
+RECURRENT_SMOKE = {  # a few updates on small sizes, one short evaluation
+    "ppo_rnn_pendulumnovel": ["--timesteps", "256", "--rollouts", "32", "--sequence-length", "16"],
+    "sac_rnn_pendulumnovel": ["--timesteps", "130", "--learning-starts", "120", "--hidden-size", "8"],
+}
+
+
+# the JAX runs compile recurrent updates: tens of seconds on 2 busy cores
+@pytest.mark.parametrize("backend", ["torch", pytest.param("jax", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", list(RECURRENT_SMOKE))
+def test_the_recurrent_examples_train_evaluate_and_deploy(backend, name, tmp_path):
+    script = ROOT / "examples" / backend / f"{name}.py"
+    result = subprocess.run(
+        [sys.executable, str(script), *RECURRENT_SMOKE[name], "--evaluation-episodes", "1"],
+        cwd=tmp_path,  # the run directory goes there
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Evaluation over 1 episodes (exploration off): mean return" in result.stdout
+    if name.startswith("ppo"):  # the PPO_RNN examples also deploy the agent
+        assert "One episode with compute_action and a carried hidden state: return" in result.stdout

@@ -1,19 +1,21 @@
-"""The two backends' PPO_RNN implement the same algorithm: from the same weights (a GRU policy and an LSTM value model,
-copied from torch into flax's per-gate layout) and the same steps, with episode ends inside the sequences, one
-update gives the same losses and new weights to 1e-4.
+"""The two backends' on-policy ``_RNN`` agents (PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN) implement the same algorithms:
+from the same weights (a GRU policy and an LSTM value model, copied from torch into flax's per-gate layout) and the
+same steps, with episode ends inside the sequences, one update gives the same losses and new weights to 1e-4. (The
+models ignore RPO's ``inputs["alpha"]``, whose draws the backends cannot share: RPO_RNN's own perturbation is checked
+by the feedforward RPO's agreement test.)
 
 torch's cells have two biases where flax's have one (or none): Adam steps each parameter on its own, so two biases
 whose sum flax keeps as one would move twice as far. The torch models here keep only the biases flax has (the others
 zero, without gradient), so both backends train the same parametrisation."""
+
+import importlib
 
 import jax
 import numpy as np
 import pytest
 import torch
 
-from skrl_like.jax.agents.ppo import PPO_RNN as JaxPPO_RNN
 from skrl_like.jax.memories import RandomMemory as JaxMemory
-from skrl_like.torch.agents.ppo import PPO_RNN as TorchPPO_RNN
 from skrl_like.torch.memories import RandomMemory as TorchMemory
 from tests.jax import recurrent_models as jax_models
 from tests.test_recurrent_backends_agree import flax_cell_params
@@ -31,6 +33,31 @@ CFG = {
     "entropy_loss_scale": 0.01,
     "experiment": {"write_interval": 0, "checkpoint_interval": 0},
 }
+#: per algorithm: the config keys that differ from CFG (None: a key it does not have), and the losses it tracks
+ALGORITHMS = {
+    "PPO_RNN": ({}, ("Policy", "Value", "Entropy")),
+    "A2C_RNN": ({"learning_epochs": None}, ("Policy", "Value", "Entropy")),
+    "RPO_RNN": ({"alpha": 0.5}, ("Policy", "Value", "Entropy")),
+    "TRPO_RNN": (
+        {"learning_rate": None, "entropy_loss_scale": None, "value_learning_rate": 1e-2, "max_kl_divergence": 0.05},
+        ("Policy", "Value"),
+    ),
+}
+
+
+def agent_classes(algorithm):
+    """The torch and JAX classes of ``algorithm`` (``PPO_RNN`` lives in ``agents.ppo``)."""
+    module = algorithm.removesuffix("_RNN").lower()
+    return tuple(
+        getattr(importlib.import_module(f"skrl_like.{backend}.agents.{module}"), algorithm)
+        for backend in ("torch", "jax")
+    )
+
+
+def config(algorithm):
+    changes = ALGORITHMS[algorithm][0]
+    cfg = {**CFG, **{key: value for key, value in changes.items() if value is not None}}
+    return {key: value for key, value in cfg.items() if changes.get(key, 0) is not None}
 
 
 class JaxPolicy(jax_models.RecurrentGaussianPolicy):
@@ -68,7 +95,9 @@ def with_weights(jax_model, role, torch_model, kind):
     return jax_model
 
 
-def test_one_ppo_rnn_update_agrees_between_torch_and_jax():
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+def test_one_update_agrees_between_torch_and_jax(algorithm):
+    torch_class, jax_class = agent_classes(algorithm)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     states = rng.normal(size=(ROLLOUTS, NUM_ENVS, 1)).astype(np.float32)
@@ -89,21 +118,22 @@ def test_one_ppo_rnn_update_agrees_between_torch_and_jax():
     jax_policy = with_weights(JaxPolicy(*spaces), "policy", torch_policy, "GRU")
     jax_value = with_weights(jax_models.RecurrentValue(*spaces), "value", torch_value, "LSTM")
 
-    torch_agent = TorchPPO_RNN(
+    torch_agent = torch_class(
         models={"policy": torch_policy, "value": torch_value},
         memory=TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"),
         observation_space=spaces[0],
         action_space=spaces[1],
         device="cpu",
-        cfg=dict(CFG),
+        cfg=config(algorithm),
     )
-    jax_agent = JaxPPO_RNN(
+    jax_agent = jax_class(
         models={"policy": jax_policy, "value": jax_value},
         memory=JaxMemory(ROLLOUTS, NUM_ENVS),
         observation_space=spaces[0],
         action_space=spaces[1],
-        cfg=dict(CFG),
+        cfg=config(algorithm),
     )
+    initial = {model: [p.detach().clone() for p in model.parameters()] for model in (torch_policy, torch_value)}
     for agent, to_array in ((torch_agent, torch.from_numpy), (jax_agent, np.asarray)):
         agent.init({"timesteps": ROLLOUTS})
         for t in range(ROLLOUTS):
@@ -118,7 +148,8 @@ def test_one_ppo_rnn_update_agrees_between_torch_and_jax():
             )
             agent.post_interaction(t, ROLLOUTS)
 
-    for tag in ("Loss / Policy loss", "Loss / Value loss", "Loss / Entropy loss"):
+    for loss in ALGORITHMS[algorithm][1]:
+        tag = f"Loss / {loss} loss"
         assert float(jax_agent.tracking_data[tag][0]) == pytest.approx(
             float(torch_agent.tracking_data[tag][0]), abs=1e-4
         )
@@ -133,3 +164,6 @@ def test_one_ppo_rnn_update_agrees_between_torch_and_jax():
             torch_agent.hidden_states.current[role], jax_agent.hidden_states.current[role]
         ):
             np.testing.assert_allclose(np.asarray(jax_state), torch_state.numpy(), atol=1e-5)
+    # the update moved both models (not a vacuous agreement)
+    for model, before in initial.items():
+        assert any(not torch.equal(a, b) for a, b in zip(model.parameters(), before))

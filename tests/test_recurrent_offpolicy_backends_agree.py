@@ -1,4 +1,4 @@
-"""One DDPG_RNN and one SAC_RNN update agree across backends to 1e-4, from the same weights (torch copied into flax)
+"""One DDPG_RNN, TD3_RNN and SAC_RNN update agree across backends to 1e-4, from the same weights (torch copied into flax)
 and the same replay: sequences with a reset inside, each started from its stored hidden state."""
 
 import flax.linen as fnn
@@ -13,6 +13,7 @@ from torch import nn
 
 from skrl_like.jax.agents.ddpg import DDPG_RNN as JaxDDPG_RNN
 from skrl_like.jax.agents.sac import SAC_RNN as JaxSAC_RNN
+from skrl_like.jax.agents.td3 import TD3_RNN as JaxTD3_RNN
 from skrl_like.jax.memories import RandomMemory as JaxMemory
 from skrl_like.jax.models import DeterministicMixin as JaxDeterministic
 from skrl_like.jax.models import GaussianMixin as JaxGaussian
@@ -20,6 +21,7 @@ from skrl_like.jax.models import Model as JaxModel
 from skrl_like.jax.models.recurrent import RecurrentLayer
 from skrl_like.torch.agents.ddpg import DDPG_RNN as TorchDDPG_RNN
 from skrl_like.torch.agents.sac import SAC_RNN as TorchSAC_RNN
+from skrl_like.torch.agents.td3 import TD3_RNN as TorchTD3_RNN
 from skrl_like.torch.memories import RandomMemory as TorchMemory
 from skrl_like.torch.models import DeterministicMixin, GaussianMixin, Model
 from skrl_like.torch.models.recurrent import make_recurrent_module, recurrent_forward
@@ -158,7 +160,7 @@ def torch_memory_samples(memory):
     return memory
 
 
-@pytest.mark.parametrize("algorithm", ["DDPG_RNN", "SAC_RNN"])
+@pytest.mark.parametrize("algorithm", ["DDPG_RNN", "TD3_RNN", "SAC_RNN"])
 def test_one_update_agrees_across_backends(algorithm, monkeypatch):
     torch.manual_seed(0)
     if algorithm == "DDPG_RNN":
@@ -166,6 +168,12 @@ def test_one_update_agrees_across_backends(algorithm, monkeypatch):
         torch_models = {role: TorchDeterministic(critic) for role, critic in roles.items()}
         jax_models = {role: (JaxCriticNet if critic else JaxDeterministicNet)() for role, critic in roles.items()}
         classes, cfg = (TorchDDPG_RNN, JaxDDPG_RNN), {}
+    elif algorithm == "TD3_RNN":
+        roles = {"policy": False, "target_policy": False}
+        roles.update({role: True for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2")})
+        torch_models = {role: TorchDeterministic(critic) for role, critic in roles.items()}
+        jax_models = {role: (JaxCriticNet if critic else JaxDeterministicNet)() for role, critic in roles.items()}
+        classes, cfg = (TorchTD3_RNN, JaxTD3_RNN), {"policy_delay": 1}  # the policy steps in this update too
     else:
         roles = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
         torch_models = {"policy": TorchGaussian(), **{role: TorchDeterministic(True) for role in roles}}
@@ -185,6 +193,7 @@ def test_one_update_agrees_across_backends(algorithm, monkeypatch):
     )
     jax_agent = build(classes[1], jax_models, JaxMemory(MEMORY_SIZE, NUM_ENVS, replacement=False), cfg)
     critic = "critic" if algorithm == "DDPG_RNN" else "critic_1"
+    initial_policy = flax_params(torch_models["policy"])["params"]["head"]["kernel"]
     initial = flax_params(torch_models[critic])["params"]["head"]["kernel"]
     torch_agent._update(0, 1)
     jax_agent._update(0, 1)
@@ -198,3 +207,4 @@ def test_one_update_agrees_across_backends(algorithm, monkeypatch):
             np.testing.assert_allclose(np.asarray(actual), np.asarray(wanted), atol=1e-4, err_msg=f"{role} {path}")
     # the update moved the parameters (not a vacuous agreement)
     assert not np.allclose(initial, flax_params(torch_models[critic])["params"]["head"]["kernel"])
+    assert not np.allclose(initial_policy, flax_params(torch_models["policy"])["params"]["head"]["kernel"])

@@ -1,5 +1,5 @@
 """Train PPO_RNN with a GRU on velocity-masked Pendulum ("PendulumNoVel": the angular velocity reads 0), then
-evaluate with exploration off.
+evaluate with exploration off and play one episode with ``compute_action`` carrying the hidden state.
 
 Without the velocity a feedforward policy cannot tell a swing up from a swing down; the GRU recovers it from the
 observations it has seen. The settings are skrl's own PendulumNoVel PPO GRU example's (4 envs, rollouts 1024,
@@ -27,13 +27,6 @@ from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.resources.schedulers import KLAdaptiveLR
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
-
-
-class NoVelocity(gym.ObservationWrapper):
-    """Pendulum's observation (cos, sin, angular velocity) with the velocity set to 0."""
-
-    def observation(self, observation):
-        return observation * np.array([1.0, 1.0, 0.0], dtype=observation.dtype)
 
 
 class RecurrentTrunk(Model):
@@ -79,7 +72,9 @@ class Value(DeterministicMixin, RecurrentTrunk):
 
 
 def make_env(num_envs):
-    return wrap_env(gym.vector.SyncVectorEnv([lambda: NoVelocity(gym.make("Pendulum-v1"))] * num_envs))
+    # skrl_like.envs registers PendulumNoVel-v1 (Pendulum-v1 with the velocity reading 0) when gymnasium imports it
+    env = gym.make_vec("skrl_like.envs:PendulumNoVel-v1", num_envs=num_envs, vectorization_mode="sync")
+    return wrap_env(env)
 
 
 def make_agent(env, cell="GRU", rollouts=1024, sequence_length=128, mini_batches=32, experiment=None):
@@ -108,22 +103,39 @@ def make_agent(env, cell="GRU", rollouts=1024, sequence_length=128, mini_batches
     return PPO_RNN(models=models, memory=memory, cfg=cfg, device=env.device, **spaces)
 
 
+def play_one_episode(agent):
+    """Deployment: a plain gymnasium env and ``compute_action``, the hidden state carried from step to step."""
+    env = gym.make("skrl_like.envs:PendulumNoVel-v1")
+    observation, _ = env.reset(seed=0)
+    hidden_states, total, done = None, 0.0, False  # None: zero hidden states, a new episode
+    while not done:
+        action, hidden_states = agent.compute_action(observation, hidden_states=hidden_states)
+        observation, reward, terminated, truncated, _ = env.step(action)
+        total, done = total + reward, terminated or truncated
+    return total
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timesteps", type=int, default=400_000, help="environment steps in total (all envs)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--cell", default="GRU", choices=["GRU", "LSTM", "RNN"])
-    parser.add_argument("--rollouts", type=int, default=1024, help="a multiple of the sequence length (128)")
+    parser.add_argument("--rollouts", type=int, default=1024, help="a multiple of the sequence length")
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--evaluation-episodes", type=int, default=20)
     args = parser.parse_args()
 
     torch.set_num_threads(1)
     set_seed(args.seed)
     env = make_env(num_envs=4)
-    agent = make_agent(env, cell=args.cell, rollouts=args.rollouts)
+    # mini-batches of one sequence each, as skrl's settings (32 with the defaults)
+    mini_batches = args.rollouts // args.sequence_length * env.num_envs
+    agent = make_agent(env, args.cell, args.rollouts, args.sequence_length, mini_batches)
     trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps // 4, "headless": True})
     trainer.train()
-    returns = np.array(trainer.evaluate_episodes(num_episodes=20))
-    print(f"Evaluation over 20 episodes (exploration off): mean return {returns.mean():.1f} +- {returns.std():.1f}")
+    returns = np.array(trainer.evaluate_episodes(num_episodes=args.evaluation_episodes))
+    print(f"Evaluation over {len(returns)} episodes (exploration off): mean return {returns.mean():.1f}")
+    print(f"One episode with compute_action and a carried hidden state: return {play_one_episode(agent):.1f}")
 
 
 if __name__ == "__main__":

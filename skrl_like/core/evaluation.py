@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 import numpy as np
 
 from skrl_like import logger
+from skrl_like.core.agents.recurrent import hidden_states_apart
 
 
 def play_episodes(
@@ -45,31 +46,33 @@ def play_episodes(
     steps = np.zeros(num_envs, dtype=np.int64)
     partial = np.full(num_envs, num_envs > 1)  # the episode each sub-env is in may have begun before
     states, _ = env.reset()
-    try:
-        for timestep in range(max_timesteps):
-            with trainer._no_grad():
-                actions = trainer._act(states, timestep, trainer.timesteps, evaluate=True)
-                next_states, rewards, terminated, truncated, _ = env.step(actions)
-                agent._advance_carried_state(terminated, truncated)  # a recurrent agent's hidden states move on
-            running += trainer._to_numpy(rewards).reshape(-1)
-            steps += 1
-            done = (trainer._to_numpy(terminated) | trainer._to_numpy(truncated)).reshape(-1).astype(bool)
-            for index in np.nonzero(done & ~partial)[0]:
-                returns[index].append(float(running[index]))
-                lengths[index].append(int(steps[index]))
-            partial[done] = False
-            running[done] = 0.0
-            steps[done] = 0
-            if all(len(env_returns) >= per_env for env_returns in returns):
-                flat_returns = [value for env_returns in returns for value in env_returns[:per_env]]
-                flat_lengths = [value for env_lengths in lengths for value in env_lengths[:per_env]]
-                return flat_returns[:num_episodes], flat_lengths[:num_episodes]
-            if num_envs == 1 and done[0]:  # a vector env resets its sub-envs itself
+    # a recurrent agent plays with hidden states of its own, sized for this env, from zeros; training's are kept
+    with hidden_states_apart(agent, num_envs):
+        try:
+            for timestep in range(max_timesteps):
                 with trainer._no_grad():
-                    next_states, _ = env.reset()
-            states = next_states
-    finally:
-        agent.set_running_mode("train" if previous_mode else "eval")
+                    actions = trainer._act(states, timestep, trainer.timesteps, evaluate=True)
+                    next_states, rewards, terminated, truncated, _ = env.step(actions)
+                    agent._advance_carried_state(terminated, truncated)  # a recurrent agent's hidden states move on
+                running += trainer._to_numpy(rewards).reshape(-1)
+                steps += 1
+                done = (trainer._to_numpy(terminated) | trainer._to_numpy(truncated)).reshape(-1).astype(bool)
+                for index in np.nonzero(done & ~partial)[0]:
+                    returns[index].append(float(running[index]))
+                    lengths[index].append(int(steps[index]))
+                partial[done] = False
+                running[done] = 0.0
+                steps[done] = 0
+                if all(len(env_returns) >= per_env for env_returns in returns):
+                    flat_returns = [value for env_returns in returns for value in env_returns[:per_env]]
+                    flat_lengths = [value for env_lengths in lengths for value in env_lengths[:per_env]]
+                    return flat_returns[:num_episodes], flat_lengths[:num_episodes]
+                if num_envs == 1 and done[0]:  # a vector env resets its sub-envs itself
+                    with trainer._no_grad():
+                        next_states, _ = env.reset()
+                states = next_states
+        finally:
+            agent.set_running_mode("train" if previous_mode else "eval")
     finished = sum(len(env_returns) for env_returns in returns)
     raise RuntimeError(f"Only {finished} of {num_episodes} episodes ended within {max_timesteps} steps")
 

@@ -1,7 +1,8 @@
 """Environments skrl_like ships for its examples and tuned files, registered with gymnasium on import.
 
 ``gymnasium.make("skrl_like.envs:AmpPendulum-v0")`` (gymnasium's ``module:id`` syntax imports this package first),
-or ``env: {id: "skrl_like.envs:AmpPendulum-v0", num_envs: 8}`` in a YAML file of the command line. NumPy and
+or ``env: {id: "skrl_like.envs:AmpPendulum-v0", num_envs: 8}`` in a YAML file of the command line; likewise
+``skrl_like.envs:PendulumNoVel-v1``, Pendulum-v1 without its velocity (:mod:`skrl_like.envs.pendulum_novel`). NumPy and
 gymnasium only: either backend trains on them.
 
 One exception, torch only: :class:`~skrl_like.envs.isaaclab_standin.IsaacLabStandInEnv`, an environment with Isaac
@@ -18,6 +19,7 @@ from typing import Any
 import gymnasium
 
 from skrl_like.envs.amp_pendulum import EPISODE_STEPS as _AMP_PENDULUM_STEPS
+from skrl_like.envs.pendulum_novel import EPISODE_STEPS as _PENDULUM_NOVEL_STEPS
 
 # a module imported again (importlib.reload, a test) must not register twice: gymnasium warns on overrides
 if "AmpPendulum-v0" not in gymnasium.registry:
@@ -25,6 +27,12 @@ if "AmpPendulum-v0" not in gymnasium.registry:
         id="AmpPendulum-v0",
         entry_point="skrl_like.envs.amp_pendulum:AmpPendulumEnv",
         max_episode_steps=_AMP_PENDULUM_STEPS,
+    )
+if "PendulumNoVel-v1" not in gymnasium.registry:
+    gymnasium.register(
+        id="PendulumNoVel-v1",
+        entry_point="skrl_like.envs.pendulum_novel:pendulum_no_velocity",
+        max_episode_steps=_PENDULUM_NOVEL_STEPS,
     )
 if "IsaacLabStandIn-v0" not in gymnasium.registry:
     # as Isaac Lab registers its tasks: no environment checker (it would sample the batched spaces as NumPy)

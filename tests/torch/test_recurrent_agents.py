@@ -83,15 +83,15 @@ def hand_params(policy, value):
     }
 
 
-def step_by_hand(params, states, dones, steps):
-    """The states each step starts from and the policy's means, stepping every environment in order and zeroing its
-    state after a done."""
+def step_by_hand(params, states, dones, steps, alpha=0.0):
+    """The states each step starts from and the policy's means (shifted by RPO's ``alpha``), stepping every
+    environment in order and zeroing its state after a done."""
     h = torch.zeros(NUM_ENVS, params["w_hh"].shape[0])
     started, means = [], []
     for t in range(steps):
         started.append(h)
         h = rnn_step(params, torch.from_numpy(states[t]), h)
-        means.append(h @ params["head_w"].T + params["head_b"])
+        means.append(h @ params["head_w"].T + params["head_b"] + alpha)
         h = h * torch.from_numpy(~dones[t]).float()
     return torch.stack(started), torch.stack(means), h
 
@@ -120,24 +120,13 @@ def test_hidden_states_are_zeroed_at_episode_ends_and_carried_across_rollouts():
     torch.testing.assert_close(agent.hidden_states.current["policy"][0][0], final, atol=1e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("reset_in_reference", [True, False])
-def test_one_ppo_rnn_update_matches_a_hand_computed_reference(reset_in_reference):
-    torch.manual_seed(1)
-    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
-    value = LinearValue(OBSERVATIONS, ACTIONS)
-    cfg = {"learning_epochs": 2, "learning_rate": 0.05, "grad_norm_clip": 0.0, "discount_factor": 0.9, "lambda": 0.8}
-    agent = make_agent({"policy": policy, "value": value}, **cfg)
-    agent.init({"timesteps": ROLLOUTS})
-    states, actions, rewards, terminated, truncated, last_states = rollout_data(ROLLOUTS, seed=2)
-    terminated[0, 0] = True  # env 0's first sequence (steps 0, 1) is cut after step 0
-    truncated[2, 1] = True  # env 1's second sequence (steps 2, 3) is cut after step 2
+def rollout_by_hand(params, rollout, gamma, lam, alpha=0.0):
+    """What the update starts from, by hand: the states each step started from, log pi_old of the taken actions,
+    the normalised GAE advantages and the returns (a linear value model)."""
+    states, actions, rewards, terminated, truncated, last_states = rollout
     dones = terminated | truncated
-    params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
-    drive(agent, states, actions, rewards, terminated, truncated, last_states)
-
-    # the rollout as acting saw it, and GAE by hand
     with torch.no_grad():
-        started, means, _ = step_by_hand(params, states, dones, ROLLOUTS)
+        started, means, _ = step_by_hand(params, states, dones, ROLLOUTS, alpha)
         old_log_prob = log_normal(torch.from_numpy(actions), means, params["log_std"])
         values = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
         last_values = torch.from_numpy(last_states) @ params["value_w"].T + params["value_b"]
@@ -145,40 +134,85 @@ def test_one_ppo_rnn_update_matches_a_hand_computed_reference(reset_in_reference
     advantage = 0.0
     for t in reversed(range(ROLLOUTS)):
         next_values = (values[t + 1] if t + 1 < ROLLOUTS else last_values).numpy()
-        advantage = rewards[t] - values[t].numpy() + 0.9 * (1 - dones[t]) * (next_values + 0.8 * advantage)
+        advantage = rewards[t] - values[t].numpy() + gamma * (1 - dones[t]) * (next_values + lam * advantage)
         advantages[t] = advantage
     returns = torch.from_numpy(advantages).float() + values
     advantages = torch.from_numpy((advantages - advantages.mean()) / (advantages.std(ddof=1) + 1e-8)).float()
+    return started, old_log_prob, advantages, returns
+
+
+def sequence_means(params, started, states, dones, reset=True, alpha=0.0):
+    """The policy's means in the update: each sequence of LENGTH steps from its stored starting state, the state
+    zeroed after a done inside it (unless ``reset`` is off)."""
+    means = torch.zeros(ROLLOUTS, NUM_ENVS, 1)
+    for start in range(0, ROLLOUTS, LENGTH):
+        h = started[start]
+        for t in range(start, start + LENGTH):
+            if t > start and reset:
+                h = h * torch.from_numpy(~dones[t - 1]).float()
+            h = rnn_step(params, torch.from_numpy(states[t]), h)
+            means[t] = h @ params["head_w"].T + params["head_b"] + alpha
+    return means
+
+
+def adam_by_hand(params, losses, learning_rate):
+    """Adam steps by hand, one per loss function of ``params`` (each returns the terms it sums); the terms of each."""
+    moments = {name: (torch.zeros_like(p), torch.zeros_like(p)) for name, p in params.items()}
+    tracked = []
+    for step, loss in enumerate(losses, start=1):
+        terms = loss(params)
+        tracked.append([term.item() for term in terms])
+        grads = torch.autograd.grad(sum(terms), list(params.values()))
+        with torch.no_grad():
+            for (name, p), g in zip(params.items(), grads):
+                m, v = moments[name]
+                m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g**2
+                moments[name] = (m, v)
+                p -= learning_rate * (m / (1 - 0.9**step)) / (torch.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return tracked
+
+
+def rollout_with_resets(seed):
+    rollout = rollout_data(ROLLOUTS, seed=seed)
+    rollout[3][0, 0] = True  # terminated: env 0's first sequence (steps 0, 1) is cut after step 0
+    rollout[4][2, 1] = True  # truncated: env 1's second sequence (steps 2, 3) is cut after step 2
+    return rollout
+
+
+class ShiftedPolicy(RecurrentGaussianPolicy):
+    """The mean shifted by RPO's ``inputs["alpha"]`` (deterministically: the test sees alpha reach every call)."""
+
+    def compute(self, inputs, role=""):
+        mean, log_std, outputs = super().compute(inputs, role)
+        return mean + inputs["alpha"], log_std, outputs
+
+
+@pytest.mark.parametrize(
+    "agent_class, alpha, reset_in_reference", [(PPO_RNN, 0.0, True), (PPO_RNN, 0.0, False), (RPO_RNN, 0.5, True)]
+)
+def test_one_ppo_rnn_or_rpo_rnn_update_matches_a_hand_computed_reference(agent_class, alpha, reset_in_reference):
+    torch.manual_seed(1)
+    policy = (ShiftedPolicy if agent_class is RPO_RNN else RecurrentGaussianPolicy)(OBSERVATIONS, ACTIONS)
+    value = LinearValue(OBSERVATIONS, ACTIONS)
+    cfg = {"learning_epochs": 2, "learning_rate": 0.05, "grad_norm_clip": 0.0, "discount_factor": 0.9, "lambda": 0.8}
+    agent = make_agent({"policy": policy, "value": value}, agent_class, **cfg, **({"alpha": alpha} if alpha else {}))
+    agent.init({"timesteps": ROLLOUTS})
+    rollout = rollout_with_resets(seed=2)
+    states, actions, _, terminated, truncated, _ = rollout
+    params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
+    drive(agent, *rollout)
+    started, old_log_prob, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8, alpha=alpha)
 
     def loss(params):
         """PPO's loss on the sequences (steps 0-1 and 2-3 of each env), each from its stored starting state."""
-        means = torch.zeros(ROLLOUTS, NUM_ENVS, 1)
-        for start in range(0, ROLLOUTS, LENGTH):
-            h = started[start]
-            for t in range(start, start + LENGTH):
-                if t > start and reset_in_reference:
-                    h = h * torch.from_numpy(~dones[t - 1]).float()
-                h = rnn_step(params, torch.from_numpy(states[t]), h)
-                means[t] = h @ params["head_w"].T + params["head_b"]
+        means = sequence_means(params, started, states, terminated | truncated, reset_in_reference, alpha)
         ratio = torch.exp(log_normal(torch.from_numpy(actions), means, params["log_std"]) - old_log_prob)
         policy_loss = -torch.min(advantages * ratio, advantages * torch.clip(ratio, 0.8, 1.2)).mean()
         predicted = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
         value_loss = ((returns - predicted) ** 2).mean()
         return policy_loss, value_loss
 
-    # two Adam steps by hand
-    moments = {name: (torch.zeros_like(p), torch.zeros_like(p)) for name, p in params.items()}
-    tracked = []
-    for step in (1, 2):
-        policy_loss, value_loss = loss(params)
-        tracked.append((policy_loss.item(), value_loss.item()))
-        grads = torch.autograd.grad(policy_loss + value_loss, list(params.values()))
-        with torch.no_grad():
-            for (name, p), g in zip(params.items(), grads):
-                m, v = moments[name]
-                m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g**2
-                moments[name] = (m, v)
-                p -= 0.05 * (m / (1 - 0.9**step)) / (torch.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    tracked = adam_by_hand(params, [loss, loss], learning_rate=0.05)  # two epochs of one mini-batch
 
     updated = hand_params(policy, value)
     matches = all(torch.allclose(updated[name], params[name], atol=1e-5) for name in params)
@@ -189,6 +223,120 @@ def test_one_ppo_rnn_update_matches_a_hand_computed_reference(reset_in_reference
         assert agent.tracking_data["Loss / Policy loss"][0] == pytest.approx(expected_policy_loss, abs=1e-6)
     else:  # the reference that ignores the dones inside a sequence gives other weights: the test sees the reset
         assert not matches
+
+
+def test_one_a2c_rnn_update_matches_a_hand_computed_reference():
+    """One pass over two mini-batches of whole sequences (environment-major rows: env 0's four steps, then env 1's),
+    one Adam step each: -mean(A log pi) plus the value MSE, the sequences reset after their dones."""
+    torch.manual_seed(4)
+    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
+    value = LinearValue(OBSERVATIONS, ACTIONS)
+    cfg = {"mini_batches": 2, "learning_rate": 0.05, "grad_norm_clip": 0.0, "discount_factor": 0.9, "lambda": 0.8}
+    agent = make_agent({"policy": policy, "value": value}, agent_class=A2C_RNN, **cfg)
+    agent.init({"timesteps": ROLLOUTS})
+    rollout = rollout_with_resets(seed=5)
+    states, actions, _, terminated, truncated, _ = rollout
+    params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
+    initial = params["w_hh"].detach().clone()
+    drive(agent, *rollout)
+    started, _, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8)
+
+    def mini_batch_loss(env):
+        def loss(params):
+            means = sequence_means(params, started, states, terminated | truncated)[:, env]
+            log_prob = log_normal(torch.from_numpy(actions[:, env]), means, params["log_std"])
+            policy_loss = -(advantages[:, env] * log_prob).mean()
+            predicted = torch.from_numpy(states[:, env]) @ params["value_w"].T + params["value_b"]
+            return policy_loss, ((returns[:, env] - predicted) ** 2).mean()
+
+        return loss
+
+    tracked = adam_by_hand(params, [mini_batch_loss(0), mini_batch_loss(1)], learning_rate=0.05)
+
+    updated = hand_params(policy, value)
+    for name in params:
+        torch.testing.assert_close(updated[name], params[name], atol=1e-5, rtol=1e-4, msg=name)
+    assert agent.tracking_data["Loss / Policy loss"][0] == pytest.approx((tracked[0][0] + tracked[1][0]) / 2, abs=1e-6)
+    assert agent.tracking_data["Loss / Value loss"][0] == pytest.approx((tracked[0][1] + tracked[1][1]) / 2, abs=1e-6)
+    assert not torch.allclose(updated["w_hh"], initial)  # the update moved the recurrent weights
+
+
+POLICY_NAMES = ("w_ih", "w_hh", "b_ih", "b_hh", "head_w", "head_b", "log_std")  # the order of policy.parameters()
+
+
+def test_one_trpo_rnn_update_matches_a_hand_computed_reference():
+    """The natural-gradient step by hand on the sequences (reset after their dones): the surrogate's gradient, the
+    Fisher-vector products of the Gaussian KL, ten conjugate-gradient steps, the step scaled to max_kl and the
+    backtracking line search; then the value function's Adam epochs."""
+    torch.manual_seed(5)
+    policy = RecurrentGaussianPolicy(OBSERVATIONS, ACTIONS)
+    value = LinearValue(OBSERVATIONS, ACTIONS)
+    cfg = {"learning_epochs": 2, "value_learning_rate": 0.05, "grad_norm_clip": 0.0, "max_kl_divergence": 0.01}
+    cfg.update({"discount_factor": 0.9, "lambda": 0.8})
+    agent = make_agent({"policy": policy, "value": value}, TRPO_RNN, **cfg)
+    agent.init({"timesteps": ROLLOUTS})
+    rollout = rollout_with_resets(seed=6)
+    states, actions, _, terminated, truncated, _ = rollout
+    params = {name: p.detach().clone().requires_grad_() for name, p in hand_params(policy, value).items()}
+    drive(agent, *rollout)
+    started, old_log_prob, advantages, returns = rollout_by_hand(params, rollout, gamma=0.9, lam=0.8)
+    dones = terminated | truncated
+
+    def unflatten(flat):
+        sizes = [params[name].numel() for name in POLICY_NAMES]
+        pieces = torch.split(flat, sizes)
+        return {**params, **{name: piece.reshape(params[name].shape) for name, piece in zip(POLICY_NAMES, pieces)}}
+
+    def surrogate_and_kl(flat):
+        p = unflatten(flat)
+        means = sequence_means(p, started, states, dones)
+        ratio = torch.exp(log_normal(torch.from_numpy(actions), means, p["log_std"]) - old_log_prob)
+        std, old_std = torch.exp(p["log_std"]), torch.exp(params["log_std"].detach())
+        kl = p["log_std"] - params["log_std"].detach() + (old_std**2 + (old_means - means) ** 2) / (2 * std**2) - 0.5
+        return (advantages * ratio).mean(), kl.mean()
+
+    start = torch.cat([params[name].detach().reshape(-1) for name in POLICY_NAMES]).requires_grad_()
+    with torch.no_grad():
+        old_means = sequence_means(params, started, states, dones)
+    surrogate, kl = surrogate_and_kl(start)
+    gradient = torch.autograd.grad(surrogate, start, retain_graph=True)[0]
+    kl_gradient = torch.autograd.grad(kl, start, create_graph=True)[0]
+
+    def fisher(vector):
+        return torch.autograd.grad(kl_gradient @ vector, start, retain_graph=True)[0] + 0.1 * vector  # damping
+
+    x, residual = torch.zeros_like(gradient), gradient.clone()
+    direction, residual_norm = residual.clone(), residual @ residual
+    for _ in range(10):  # conjugate gradient from zero (its residual stays above the tolerance here)
+        product = fisher(direction)
+        step = residual_norm / (direction @ product)
+        x, residual = x + step * direction, residual - step * product
+        new_norm = residual @ residual
+        direction, residual_norm = residual + new_norm / residual_norm * direction, new_norm
+    full_step = torch.sqrt(2 * 0.01 / (x @ fisher(x))) * x
+    expected = gradient @ full_step
+    with torch.no_grad():
+        for trial in range(10):  # backtracking: the first fraction within the KL bound and improving enough
+            candidate = start + 0.5**trial * full_step
+            trial_surrogate, trial_kl = surrogate_and_kl(candidate)
+            if trial_kl < 0.01 and (trial_surrogate - surrogate) / (0.5**trial * expected) > 0.5:
+                break
+        else:
+            candidate = start
+    stepped = unflatten(candidate.detach())
+    updated = hand_params(policy, value)
+    assert not torch.equal(candidate, start)  # a step was taken
+    for name in POLICY_NAMES:
+        torch.testing.assert_close(updated[name].detach(), stepped[name], atol=2e-5, rtol=1e-4, msg=name)
+
+    def value_loss(params):
+        predicted = torch.from_numpy(states) @ params["value_w"].T + params["value_b"]
+        return (((returns - predicted) ** 2).mean(),)
+
+    value_params = {name: params[name] for name in ("value_w", "value_b")}
+    adam_by_hand(value_params, [value_loss, value_loss], learning_rate=0.05)  # two epochs of one mini-batch
+    for name in value_params:
+        torch.testing.assert_close(updated[name].detach(), value_params[name].detach(), atol=1e-5, rtol=1e-4)
 
 
 def test_a_recurrent_value_model_and_lstm_states_are_carried_stored_and_restored():

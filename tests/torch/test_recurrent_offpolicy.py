@@ -2,6 +2,9 @@
 ends, stored with each step and fed (with the episode ends) to every recurrent model of the update on sampled
 sequences; run state; clear errors; short runs on Pendulum."""
 
+import functools
+import math
+
 import gymnasium
 import numpy as np
 import pytest
@@ -267,3 +270,185 @@ def test_the_runner_runs_a_policy_with_a_recurrent_layer_as_the_recurrent_agent(
     assert type(runner.agent).__name__ == f"{agent_class}_RNN"
     runner.run("train")
     assert tuple(runner.agent.hidden_states.inputs("policy")[0].shape) == (1, 2, 8)
+
+
+# -- one update of each agent against a hand-written reference -----------------------------------------------------
+
+REFERENCE_MEMORY, REFERENCE_LENGTH, NOISE = 4, 2, 0.3
+REFERENCE_CFG = {
+    # every sequence the memory holds, drawn without replacement: the batch is the same set in any order
+    "batch_size": 2 * (REFERENCE_MEMORY - REFERENCE_LENGTH + 1),
+    "discount_factor": 0.9,
+    "polyak": 0.5,
+    "actor_learning_rate": 0.01,
+    "critic_learning_rate": 0.02,
+    "grad_norm_clip": 0.0,
+    "experiment": NO_FILES,
+}
+
+
+def reference_replay():
+    """Two environments, four steps: env 1 terminates at step 1 and env 0 is truncated at step 2 (each a reset
+    inside a sequence); the stored policy states are arbitrary (a sequence must start from its own)."""
+    rng = np.random.default_rng(8)
+    terminated = np.zeros((REFERENCE_MEMORY, 2, 1), bool)
+    truncated = np.zeros_like(terminated)
+    terminated[1, 1] = truncated[2, 0] = True
+    return {
+        "states": rng.uniform(-1, 1, (REFERENCE_MEMORY, 2, 3)).astype(np.float32),
+        "actions": rng.uniform(-2, 2, (REFERENCE_MEMORY, 2, 1)).astype(np.float32),
+        "rewards": rng.normal(size=(REFERENCE_MEMORY, 2, 1)).astype(np.float32),
+        "next_states": rng.uniform(-1, 1, (REFERENCE_MEMORY, 2, 3)).astype(np.float32),
+        "terminated": terminated,
+        "truncated": truncated,
+        "rnn_policy_0": rng.normal(size=(REFERENCE_MEMORY, 2, 1, 2)).astype(np.float32),
+    }
+
+
+def sequences(data):
+    """Every sequence of REFERENCE_LENGTH steps of one environment: ``(sequences, REFERENCE_LENGTH, ...)`` tensors,
+    and each sequence's stored starting state ``(sequences, hidden)``."""
+    starts = [(env, start) for env in range(2) for start in range(REFERENCE_MEMORY - REFERENCE_LENGTH + 1)]
+    cut = {
+        name: torch.from_numpy(np.stack([values[start : start + REFERENCE_LENGTH, env] for env, start in starts]))
+        for name, values in data.items()
+    }
+    return cut, cut.pop("rnn_policy_0")[:, 0, 0]
+
+
+def rnn_features(p, states, h, ended):
+    """A tanh RNN over ``(sequences, steps, features)`` from ``h``, the state zeroed after each episode end."""
+    features = []
+    for t in range(states.shape[1]):
+        if t:
+            h = h * (~ended[:, t - 1, None]).float()
+        h = torch.tanh(
+            states[:, t] @ p["rnn.weight_ih_l0"].T
+            + p["rnn.bias_ih_l0"]
+            + h @ p["rnn.weight_hh_l0"].T
+            + p["rnn.bias_hh_l0"]
+        )
+        features.append(h)
+    return torch.stack(features, 1)
+
+
+def policy_by_hand(p, states, h, ended):
+    """Reparameterised actions with the fixed noise, and their log-density (which the noise alone sets)."""
+    std = torch.exp(p["log_std_parameter"])
+    actions = rnn_features(p, states, h, ended) @ p["head.weight"].T + p["head.bias"] + std * NOISE
+    log_prob = -0.5 * NOISE**2 - p["log_std_parameter"] - 0.5 * math.log(2 * math.pi)
+    return actions, log_prob.expand_as(actions)
+
+
+def q_by_hand(p, states, actions, h, ended):
+    return torch.cat([rnn_features(p, states, h, ended), actions], -1) @ p["head.weight"].T + p["head.bias"]
+
+
+def deterministic_by_hand(p, states, h, ended):
+    return torch.tanh(rnn_features(p, states, h, ended) @ p["head.weight"].T + p["head.bias"])
+
+
+def reference_agent(agent_class, models, **cfg):
+    """``agent_class`` on tiny RNN models (hidden 2) with the replay of :func:`reference_replay` in its memory, and a
+    copy of every model's parameters before the update (leaves with gradients), by role."""
+    memory = RandomMemory(memory_size=REFERENCE_MEMORY, num_envs=2, device="cpu", replacement=False)
+    cfg = {**REFERENCE_CFG, **cfg}
+    agent = agent_class(models=models, memory=memory, cfg=cfg, observation_space=OBSERVATIONS, action_space=ACTIONS)
+    agent.init()
+    data = reference_replay()
+    for step in range(REFERENCE_MEMORY):
+        memory.add_samples(**{name: torch.from_numpy(values[step]) for name, values in data.items()})
+    agent.set_mode("train")
+    params = {
+        role: {name: p.detach().clone().requires_grad_() for name, p in model.named_parameters()}
+        for role, model in models.items()
+    }
+    return agent, params
+
+
+def step_critics(params, critics, loss, learning_rate):
+    """One Adam step of all the critics on ``loss`` (one optimizer), by role."""
+    joint = {f"{c}.{name}": p for c in critics for name, p in params[c].items()}
+    stepped = first_adam_step(joint, loss, learning_rate)
+    return {c: {name: stepped[f"{c}.{name}"] for name in params[c]} for c in critics}
+
+
+def check_stepped(models, params, stepped, polyak):
+    """Every stepped model has the reference's parameters; its target moved polyak of the way from the old ones."""
+    for role, expected in stepped.items():
+        targets = dict(models[f"target_{role}"].named_parameters()) if f"target_{role}" in models else {}
+        for name, p in models[role].named_parameters():
+            torch.testing.assert_close(p.detach(), expected[name].detach(), atol=1e-5, rtol=1e-4, msg=role + name)
+            if targets:
+                old, new = params[role][name].detach(), expected[name].detach()
+                torch.testing.assert_close(targets[name].detach(), old + polyak * (new - old), atol=1e-5, rtol=1e-4)
+
+
+def first_adam_step(params, loss, learning_rate):
+    """Adam's first step: each parameter moves by ``lr * g / (|g| + eps)`` (bias-corrected moments of one g)."""
+    grads = torch.autograd.grad(loss, list(params.values()))
+    return {
+        name: (p - learning_rate * g / (g.abs() + 1e-8)).detach().requires_grad_()
+        for (name, p), g in zip(params.items(), grads)
+    }
+
+
+def test_one_sac_rnn_update_matches_a_hand_computed_reference(monkeypatch):
+    """Every recurrent model starts each sequence from the policy's stored state and resets after a done inside it;
+    the TD target bootstraps through the truncation, not the termination."""
+    torch.manual_seed(6)
+    roles = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
+    models = {
+        "policy": GaussianPolicy(2, REFERENCE_LENGTH, "RNN", 2),
+        **{role: Critic(2, REFERENCE_LENGTH, "RNN", 2) for role in roles},
+    }
+    alpha, cfg = 0.2, REFERENCE_CFG
+    agent, params = reference_agent(SAC_RNN, models, learn_entropy=False, initial_entropy_value=alpha)
+    monkeypatch.setattr(torch, "randn_like", lambda tensor: torch.full_like(tensor, NOISE))
+    agent._update(0, 1)
+
+    batch, h = sequences(reference_replay())
+    ended = (batch["terminated"] | batch["truncated"])[..., 0]
+    critics = ("critic_1", "critic_2")
+    with torch.no_grad():  # the targets are copies of the critics before the step
+        next_actions, next_log_prob = policy_by_hand(params["policy"], batch["next_states"], h, ended)
+        target_q = torch.min(*(q_by_hand(params[c], batch["next_states"], next_actions, h, ended) for c in critics))
+        not_terminated = (~batch["terminated"]).float()
+        targets = batch["rewards"] + cfg["discount_factor"] * not_terminated * (target_q - alpha * next_log_prob)
+    errors = [q_by_hand(params[c], batch["states"], batch["actions"], h, ended) - targets for c in critics]
+    critic_loss = sum((error**2).mean() for error in errors) / 2
+    stepped = step_critics(params, critics, critic_loss, cfg["critic_learning_rate"])
+    actions, log_prob = policy_by_hand(params["policy"], batch["states"], h, ended)
+    q_values = [q_by_hand(stepped[c], batch["states"], actions, h, ended) for c in critics]
+    policy_loss = (alpha * log_prob - torch.min(*q_values)).mean()
+    stepped["policy"] = first_adam_step(params["policy"], policy_loss, cfg["actor_learning_rate"])
+    check_stepped(models, params, stepped, cfg["polyak"])
+
+
+@pytest.mark.parametrize("agent_class", [TD3_RNN, DDPG_RNN])
+def test_one_td3_rnn_or_ddpg_rnn_update_matches_a_hand_computed_reference(agent_class):
+    """TD3's targets: the smaller target critic at the target policy's action (no smoothing noise by default); the
+    critics' summed squared errors; the policy step on the first critic (policy_delay 1: in this update)."""
+    torch.manual_seed(7)
+    critics = ("critic_1", "critic_2") if agent_class is TD3_RNN else ("critic",)
+    models = {role: DeterministicPolicy(2, REFERENCE_LENGTH, "RNN", 2) for role in ("policy", "target_policy")}
+    models.update({role: Critic(2, REFERENCE_LENGTH, "RNN", 2) for c in critics for role in (c, f"target_{c}")})
+    agent, params = reference_agent(agent_class, models, **({"policy_delay": 1} if agent_class is TD3_RNN else {}))
+    agent._update(0, 1)
+
+    batch, h = sequences(reference_replay())
+    ended = (batch["terminated"] | batch["truncated"])[..., 0]
+    cfg = REFERENCE_CFG
+    with torch.no_grad():  # the targets are copies of the models before the step
+        next_actions = deterministic_by_hand(params["policy"], batch["next_states"], h, ended)
+        q_values = [q_by_hand(params[c], batch["next_states"], next_actions, h, ended) for c in critics]
+        target_q = functools.reduce(torch.min, q_values)
+        targets = batch["rewards"] + cfg["discount_factor"] * (~batch["terminated"]).float() * target_q
+    critic_loss = sum(
+        ((q_by_hand(params[c], batch["states"], batch["actions"], h, ended) - targets) ** 2).mean() for c in critics
+    )
+    stepped = step_critics(params, critics, critic_loss, cfg["critic_learning_rate"])
+    actions = deterministic_by_hand(params["policy"], batch["states"], h, ended)
+    policy_loss = -q_by_hand(stepped[critics[0]], batch["states"], actions, h, ended).mean()
+    stepped["policy"] = first_adam_step(params["policy"], policy_loss, cfg["actor_learning_rate"])
+    check_stepped(models, params, stepped, cfg["polyak"])

@@ -33,7 +33,7 @@ from skrl_like.core.agents.privileged import (
     privileged_roles,
     privileged_state_space,
 )
-from skrl_like.core.agents.recurrent import check_model_kinds
+from skrl_like.core.agents.recurrent import check_model_kinds, hidden_states_apart
 from skrl_like.core.agents.run_state import _NOT_RUN_STATE, AgentRunState
 from skrl_like.core.agents.tracking import TRACKING_HISTORY, RecentValues
 from skrl_like.core.agents.transition import Transition
@@ -534,7 +534,9 @@ class AgentCore(AgentRunState):
     def act(self, states: Any, timestep: int, timesteps: int) -> Any:
         raise NotImplementedError
 
-    def compute_action(self, observation: Any, explore: bool = False) -> Any:
+    def compute_action(
+        self, observation: Any, explore: bool = False, *, hidden_states: Any = None, episode_start: Any = None
+    ) -> Any:
         """The action for one observation or a batch, for deployment: NumPy in, NumPy out, no trainer, no env wrapper.
 
         The agent's state preprocessor is applied (with its statistics frozen), as in training. ``explore=False``
@@ -543,27 +545,48 @@ class AgentCore(AgentRunState):
         action the agent samples when training ends (final exploration noise or epsilon, never warm-up random
         actions). Nothing is stored or learned. A JAX agent that samples draws from its own key stream.
 
+        A recurrent (``_RNN``) agent takes the policy's hidden states and returns ``(actions, hidden_states)``: feed
+        them back at the next call (``docs/recurrent.md``, "Deployment with state"). The training run's own hidden
+        states are left as they were.
+
         :param observation: one observation shaped like the observation space (a dict/tuple for composite spaces),
             or a batch of them with a leading batch axis.
         :param explore: sample (``True``) instead of the deterministic action.
+        :param hidden_states: recurrent agents only: the list the previous call returned (NumPy, one
+            ``(num_layers, batch, hidden_size)`` array for a GRU or RNN policy, two for an LSTM; batch 1 for one
+            observation), or ``None`` (zeros) at the start of the episodes.
+        :param episode_start: recurrent agents only: a bool per observation (or one bool), true where a new episode
+            begins: its hidden states are zeroed before acting.
         :return: one action (a NumPy integer for ``Discrete``), or ``(batch, ...)`` actions: ``Box`` actions shaped
-            ``(batch, *shape)``, ``Discrete`` ones ``(batch,)``, as a gymnasium (vector) env takes them.
-        :raises ValueError: the observation is neither one observation of the space nor a batch of them.
+            ``(batch, *shape)``, ``Discrete`` ones ``(batch,)``, as a gymnasium (vector) env takes them; for a
+            recurrent agent the pair ``(actions, hidden_states)``.
+        :raises ValueError: the observation is neither one observation of the space nor a batch of them, or the
+            hidden states do not have the policy's shapes.
         """
+        where = f"{type(self).__name__}.compute_action"
         if not self._initialized:  # e.g. an agent built and loaded for deployment: its act functions are made here
             self.init()
+        if not self.takes_recurrent_models and (hidden_states is not None or episode_start is not None):
+            raise ValueError(
+                f"{where}: hidden_states and episode_start are for recurrent (_RNN) agents; "
+                f"{type(self).__name__} carries no hidden states: call compute_action(observation)"
+            )
         space = observation_space_of(self.observation_space)
-        batch_size = batch_size_of(space, observation, f"{type(self).__name__}.compute_action")
+        batch_size = batch_size_of(space, observation, where)
         states = self._observations_to_backend(space, as_numpy(space, observation))
         training = self.training
         self.training = False  # the eval running mode, without the checks of set_running_mode
         try:
-            with self._inference():
+            with hidden_states_apart(self, batch_size or 1) as carried, self._inference():
+                if carried is not None:
+                    carried.set_policy_states(hidden_states, episode_start, where)
                 outputs = self.act(states, timestep=_DEPLOYMENT_TIMESTEP, timesteps=_DEPLOYMENT_TIMESTEP)
+                new_hidden_states = None if carried is None else carried.policy_states_after_step()
         finally:
             self.training = training
         actions = outputs[0] if explore else (outputs[-1] or {}).get("mean_actions", outputs[0])
-        return actions_for_env(self.action_space, self._actions_to_numpy(actions), single=batch_size is None)
+        actions = actions_for_env(self.action_space, self._actions_to_numpy(actions), single=batch_size is None)
+        return actions if new_hidden_states is None else (actions, new_hidden_states)
 
     def record_transition(
         self,

@@ -17,7 +17,11 @@ states in ``inputs["rnn"]`` and takes the new ones from ``outputs["rnn"]``. The 
 Backend classes supply only the tensor operations (:class:`HiddenStatesCore`'s hooks).
 """
 
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+import contextlib
+import copy
+from typing import Any, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
 
 
 class RecurrentSpecification(NamedTuple):
@@ -220,6 +224,7 @@ class HiddenStatesCore:
     """
 
     def __init__(self, roles: RecurrentRoles, num_envs: int) -> None:
+        self.roles = roles
         self.owners = dict(roles.owners)
         self.num_envs = int(num_envs)
         self.shapes = {
@@ -243,6 +248,19 @@ class HiddenStatesCore:
     def _rows_first(self, state: Any) -> Any:
         """``(num_layers, num_envs, hidden)`` -> ``(num_envs, num_layers, hidden)`` (one memory row per env)."""
         raise NotImplementedError
+
+    def _from_numpy(self, array: np.ndarray) -> Any:
+        """A float32 NumPy array as the backend's tensor, where the agent computes."""
+        raise NotImplementedError
+
+    def _to_numpy(self, state: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def resized(self, num_envs: int) -> "HiddenStatesCore":
+        """Zero hidden states of the same models for ``num_envs`` environments (this set untouched)."""
+        other = copy.copy(self)  # keeps what a backend set (torch: the device)
+        HiddenStatesCore.__init__(other, self.roles, num_envs)
+        return other
 
     # -- the step ---------------------------------------------------------------------------------------------
 
@@ -307,3 +325,48 @@ class HiddenStatesCore:
             for role, shapes in self.shapes.items()
             for name, shape in zip(hidden_state_names(role, len(shapes)), shapes)
         }
+
+    # -- deployment (compute_action) ------------------------------------------------------------------------------
+
+    def set_policy_states(self, states: Optional[Sequence[Any]], episode_start: Any, where: str) -> None:
+        """Start the next step of the policy from ``states`` (NumPy, the model's layout ``(num_layers, num_envs,
+        hidden)``; ``None``: zeros), zeroed in the environments where ``episode_start`` is true."""
+        expected = self.shapes.get(self.owners.get("policy"), [])
+        if states is None:
+            states = [np.zeros(shape, dtype=np.float32) for shape in expected]
+        if isinstance(states, np.ndarray) or not isinstance(states, (list, tuple)):
+            states = [states]  # one array for a GRU or RNN: a list of one, as returned
+        states = [np.asarray(state, dtype=np.float32) for state in states]
+        if [state.shape for state in states] != [tuple(shape) for shape in expected]:
+            raise ValueError(
+                f"{where}: hidden_states has shapes {[state.shape for state in states]}, but the policy's hidden "
+                f"states for {self.num_envs} observation(s) are {[tuple(shape) for shape in expected]} "
+                "(num_layers, batch, hidden_size), one array for a GRU or RNN and two for an LSTM: pass the "
+                "hidden_states the previous call returned for the same observations, or None at an episode's start"
+            )
+        if episode_start is not None:
+            starts = np.broadcast_to(np.asarray(episode_start, dtype=bool).reshape(-1), (self.num_envs,))
+            states = [np.where(starts.reshape(1, -1, 1), np.float32(0.0), state) for state in states]
+        if expected:
+            self.current = {**self.current, "policy": [self._from_numpy(state) for state in states]}
+            self.after_step = dict(self.current)
+
+    def policy_states_after_step(self) -> List[np.ndarray]:
+        """The policy's hidden states after the last step, as NumPy arrays (none for a feedforward policy)."""
+        return [self._to_numpy(state) for state in self.after_step.get(self.owners.get("policy"), [])]
+
+
+@contextlib.contextmanager
+def hidden_states_apart(agent: Any, num_envs: int) -> Iterator[Optional[HiddenStatesCore]]:
+    """Let a recurrent agent act on ``num_envs`` environments with hidden states of their own (zeros), and put its
+    own back after: evaluation on another environment and ``compute_action`` leave the training run's hidden states
+    as they were. Yields the separate set (``None`` for an agent that carries none)."""
+    kept = getattr(agent, "hidden_states", None)
+    if kept is None:
+        yield None
+        return
+    agent.hidden_states = kept.resized(num_envs)
+    try:
+        yield agent.hidden_states
+    finally:
+        agent.hidden_states = kept

@@ -45,6 +45,12 @@ class HiddenStates(HiddenStatesCore):
     def _rows_first(self, state: jax.Array) -> jax.Array:
         return jnp.swapaxes(state, 0, 1)
 
+    def _from_numpy(self, array: np.ndarray) -> jax.Array:
+        return jnp.asarray(array, dtype=jnp.float32)
+
+    def _to_numpy(self, state: jax.Array) -> np.ndarray:
+        return np.asarray(jax.device_get(state), dtype=np.float32)
+
 
 #: :class:`~skrl_like.jax.agents.on_policy.RolloutBatch`'s rows in environment-major order (row ``env * rollouts + t``),
 #: with what the recurrent models read in the update: ``hidden_states`` (per recurrent owner role, the stored states,

@@ -9,6 +9,7 @@ update, the row order of the update), and the algorithm's update runs unchanged.
 
 from typing import Any, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 
 from skrl_like.core.agents.recurrent import (
@@ -42,6 +43,12 @@ class HiddenStates(HiddenStatesCore):
 
     def _rows_first(self, state: torch.Tensor) -> torch.Tensor:
         return state.transpose(0, 1)
+
+    def _from_numpy(self, array: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(array, dtype=torch.float32, device=self.device)
+
+    def _to_numpy(self, state: torch.Tensor) -> np.ndarray:
+        return state.detach().float().cpu().numpy()
 
 
 def environment_major(tensor: torch.Tensor) -> torch.Tensor:
