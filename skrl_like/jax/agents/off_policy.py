@@ -281,22 +281,22 @@ def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
     if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
         inputs = agent._to_device(inputs)
     learner, packed = agent._update_fn(agent.gather_learner(), *inputs)
-    if agent.write_interval == 0:
+    if agent.write_interval == 0:  # read now, and checked before the commit
         agent.check_update(timestep, learner, agent._packed_learn.unpack(packed))
-        agent.commit_learner(learner)
-    else:
-        agent.commit_learner(learner)
-        agent._keep_report(timestep, packed)
+    agent.commit_learner(learner)
+    agent._keep_report(timestep, packed)  # with writing off, read (and tracked) at once
 
 
 def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
     """A kept report read back: checked (naming the first non-finite quantity), then tracked one value per gradient
-    step."""
+    step; a value NaN by design is left out (TD3's policy loss on a gradient step without a policy step: a NaN that
+    is not by design has raised in the check)."""
     records = agent._packed_learn.unpack(packed)
     agent.check_update(timestep, agent.gather_learner(), records)
     for tag, values in agent.tracked_values(records).items():
         for step in range(agent.cfg["gradient_steps"]):
-            agent.track_data(tag, values[step])
+            if not np.isnan(values[step]):
+                agent.track_data(tag, values[step])
 
 
 def _to_words(values: jax.Array) -> jax.Array:

@@ -55,13 +55,14 @@ from skrl_like.jax.agents.off_policy import (
     exploration_act,
     gaussian_noise,
     init_target,
-    learn_checked,
+    learn_deferred,
     max_min_mean,
     max_min_mean_tags,
     polyak_targets,
     q_values,
     smoothed_target_actions,
     stack_samples,
+    track_gradient_steps,
     update_critics,
     warn_if_identical,
 )
@@ -351,11 +352,10 @@ class TD3(Agent):
         )
 
     def _update(self, timestep: int, timesteps: int) -> None:
-        records = learn_checked(self, timestep, self._draw_batches())
-        for tag, values in self.tracked_values(records).items():
-            for step in range(len(records.delayed)):
-                if tag != "Loss / Policy loss" or records.delayed[step]:  # no policy loss without a policy step
-                    self.track_data(tag, values[step])
+        learn_deferred(self, timestep, self._draw_batches())
+
+    def _handle_report(self, timestep: int, packed: np.ndarray) -> None:
+        track_gradient_steps(self, timestep, packed)  # the policy loss only of the steps with a policy step
 
     def tracked_values(self, records: StepRecord, learning_rates: bool = False) -> Dict[str, Any]:
         """What an update tracks, under its TensorBoard tags, one value per gradient step (the last axis): tracked by

@@ -13,6 +13,7 @@ DDPG is this class configured with one critic, a policy step after every critic 
 import functools
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -263,7 +264,7 @@ class TD3(Agent):
             self._track_step(
                 policy_loss if delayed else None, critic_loss, critic_values, policy_q_values, target_values
             )
-        self._check_update(timestep, flags)
+        self._keep_report(timestep, torch.stack(flags).reshape(-1))  # read at the next write or checkpoint step
 
     def _track_step(
         self,
@@ -291,11 +292,12 @@ class TD3(Agent):
             self.track_data("Learning / Policy learning rate", self.policy_scheduler.get_last_lr()[0])
             self.track_data("Learning / Critic learning rate", self.critic_scheduler.get_last_lr()[0])
 
-    def _check_update(self, timestep: int, flags: list) -> None:
-        """One host transfer after the update: raise naming the first non-finite quantity, step by step."""
-        flags = torch.stack(flags).reshape(-1).tolist()
-        if all(flags):
+    def _handle_report(self, timestep: int, flags: np.ndarray) -> None:
+        """Raise naming the first non-finite quantity of the update at ``timestep``, step by step (its finite flags
+        are read at the next write or checkpoint step, or at once with writing off: ``_keep_report``)."""
+        if flags.all():
             return
+        flags = flags.tolist()
         steps = len(flags) // (len(neutral.STEP_QUANTITIES) + 1)
         names = gradient_step_flag_names(steps, neutral.STEP_QUANTITIES, self._non_finite_note())
         check_named_flags(type(self).__name__, timestep, names, flags)
