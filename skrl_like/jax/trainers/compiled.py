@@ -104,7 +104,7 @@ class RunState(NamedTuple):
     learner: Any  # the agent's learner state
     env: Any  # the environment's state (GymnaxState, BraxState)
     states: jax.Array  # the observations the next step acts on
-    act_key: jax.Array  # the agent's acting stream (``compiled_start``)
+    act_key: Any  # the agent's acting state (``compiled_start``): its key; a recurrent agent's with its hidden states
     episode_returns: jax.Array  # (num_envs,) of the running episodes
     episode_lengths: jax.Array
     replay: Any = ()  # off-policy: the replay memory (a ``Replay``)
@@ -180,6 +180,7 @@ class _OnPolicyRun:
             env_state, out, transition, returns, lengths, ended = trainer._env_step(
                 env_state, states, actions, returns, lengths, timestep
             )
+            key, transition = agent.compiled_end_step(key, transition)  # a recurrent agent's hidden states
             return (env_state, out.next_states, key, returns, lengths), (transition, ended)
 
         carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
@@ -464,12 +465,13 @@ class CompiledTrainer(Trainer):
         # the carry leaves its call with the types it came in with, so the next chunk reuses the compiled function
         return jax.tree_util.tree_map(lambda new, old: new.astype(old.dtype), final, run), metrics
 
-    def _seeded_run(self, learner: Any, replay: Any, key: jax.Array) -> RunState:
-        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys, an empty
-        replay."""
+    def _seeded_run(self, learner: Any, acting: Any, replay: Any, key: jax.Array) -> RunState:
+        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys (a recurrent
+        agent's zero hidden states), an empty replay."""
         model_key, env_key, act_key = jax.random.split(key, 3)
         env_state, states = self.env.initial_state(env_key)
         learner = self.agent.fresh_learner(learner, model_key)
+        act_key = self.agent.fresh_acting(acting, act_key)
         replay = self._family.fresh_replay(replay, jax.random.fold_in(key, 1))
         return self._run_state(learner, env_state, states, act_key, replay)
 
@@ -484,7 +486,7 @@ class CompiledTrainer(Trainer):
         seeds = self.cfg["seeds"]
         if seeds is not None:
             keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
-            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, 0)))(learner, replay, keys)
+            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, None, 0)))(learner, act_key, replay, keys)
         else:
             self.env.reset()
             env_state, states = self.env.carry
