@@ -118,7 +118,7 @@ def test_the_compiled_run_gives_the_sequential_trainers_updates_and_hidden_state
 def test_vmapped_seeds_equal_runs_made_alone():
     def train(seeds):
         env = gymnax_env("Pendulum-v1", max_steps=5)
-        agent = make_agent(env, **PPO_OPTIONS)
+        agent = make_agent(env, value_class=LinearValue, mini_batches=2)
         trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 2 * ROLLOUTS, "seeds": seeds})
         metrics = trainer.train()
         return trainer, agent, metrics

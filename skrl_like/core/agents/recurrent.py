@@ -264,6 +264,11 @@ class HiddenStatesCore:
 
     def set_after_step(self, role: str, states: Sequence[Any], algorithm: str) -> None:
         """Keep ``outputs["rnn"]`` of the model of ``role`` for the next step."""
+        self.after_step[role] = self.checked(role, states, algorithm)
+
+    def checked(self, role: str, states: Sequence[Any], algorithm: str) -> List[Any]:
+        """``outputs["rnn"]`` of the model of ``role`` as a list, its shapes checked against the specification's (a
+        compiled run checks the traced ones)."""
         expected = self.shapes[role]
         states = list(states or [])
         if [tuple(state.shape) for state in states] != [tuple(shape) for shape in expected]:
@@ -273,7 +278,7 @@ class HiddenStatesCore:
                 f"{expected} for these environments: return the new hidden states in outputs['rnn'] with the sizes of "
                 "get_specification()['rnn']['sizes']"
             )
-        self.after_step[role] = states
+        return states
 
     def stored(self, current: Optional[Dict[str, List[Any]]] = None) -> Dict[str, Any]:
         """The states the current step started from (``current``, by owner role: by default the carried ones; a

@@ -254,7 +254,9 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         actions, _, _, key, new_hidden = self._recurrent_step(
             learner.policy, learner.value, learner.state_preprocessor, states, acting.hidden, acting.key
         )
-        return learner, acting._replace(key=key, after_step={**acting.hidden, **new_hidden}), actions
+        algorithm = type(self).__name__
+        checked = {role: self.hidden_states.checked(role, states, algorithm) for role, states in new_hidden.items()}
+        return learner, acting._replace(key=key, after_step={**acting.hidden, **checked}), actions
 
     def compiled_end_step(self, acting: RecurrentActingState, transition: Any) -> tuple:
         """Store the hidden states the step started from, then carry the new ones, zeroed where an episode ended."""
