@@ -25,6 +25,8 @@ import numpy as np
 
 NUM_ENVS, ROLLOUTS, EPOCHS, MINI_BATCHES = 4, 128, 4, 4
 HYPER = {"lr": 2.5e-4, "gamma": 0.99, "lambda": 0.95, "clip": 0.2, "vf": 0.5, "ent": 0.01, "max_grad_norm": 0.5}
+PPO_KEYS = {"learning_rate": "lr", "discount_factor": "gamma", "lambda": "lambda", "ratio_clip": "clip",
+            "value_loss_scale": "vf", "entropy_loss_scale": "ent", "grad_norm_clip": "max_grad_norm"}  # fmt: skip
 
 
 def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int) -> dict:
@@ -89,31 +91,15 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int) -> dict
     models = {"policy": Policy(env.observation_space, env.action_space), "value": Value(env.observation_space, None)}
     for role, model in models.items():
         model.init_state_dict(role)
-    cfg = {
-        **PPO_DEFAULT_CONFIG,
-        "rollouts": ROLLOUTS,
-        "learning_epochs": EPOCHS,
-        "mini_batches": MINI_BATCHES,
-        "learning_rate": HYPER["lr"],
-        "discount_factor": HYPER["gamma"],
-        "lambda": HYPER["lambda"],
-        "ratio_clip": HYPER["clip"],
-        "value_loss_scale": HYPER["vf"],
-        "entropy_loss_scale": HYPER["ent"],
-        "grad_norm_clip": HYPER["max_grad_norm"],
-        "experiment": {"write_interval": 0, "checkpoint_interval": 0},
-    }
-    agent = PPO_RNN(
-        models=models,
-        memory=RandomMemory(memory_size=ROLLOUTS, num_envs=NUM_ENVS),
-        cfg=cfg,
-        observation_space=env.observation_space,
-        action_space=env.action_space,
-    )
-    trainer_cfg = {"timesteps": ROLLOUTS * updates, "disable_progressbar": True, "close_environment_at_exit": False}
-    if seeds > 1:
-        trainer_cfg["seeds"] = list(range(seed, seed + seeds))
-    trainer = CompiledTrainer(env=env, agents=agent, cfg=trainer_cfg)
+    cfg = {**PPO_DEFAULT_CONFIG, **{key: HYPER[name] for key, name in PPO_KEYS.items()}}
+    cfg.update(rollouts=ROLLOUTS, learning_epochs=EPOCHS, mini_batches=MINI_BATCHES)
+    cfg["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
+    memory = RandomMemory(memory_size=ROLLOUTS, num_envs=NUM_ENVS)
+    spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
+    agent = PPO_RNN(models=models, memory=memory, cfg=cfg, **spaces)
+    vmapped = {"seeds": list(range(seed, seed + seeds))} if seeds > 1 else {}
+    trainer_cfg = {"timesteps": ROLLOUTS * updates, "disable_progressbar": True, **vmapped}
+    trainer = CompiledTrainer(env=env, agents=agent, cfg={**trainer_cfg, "close_environment_at_exit": False})
     metrics = trainer.train()
     env_steps = NUM_ENVS * ROLLOUTS * updates * seeds
     returns = []
@@ -145,7 +131,9 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
-    parser.add_argument("--seeds", type=int, default=1, help="runs vmapped in one compiled call (seeds seed, seed+1...)")
+    parser.add_argument(
+        "--seeds", type=int, default=1, help="runs vmapped in one compiled call (seeds seed, seed+1...)"
+    )
     parser.add_argument("--updates", type=int, default=976, help="rollouts of 4 x 128 steps (976: 499,712 steps)")
     parser.add_argument("--hidden", type=int, default=128, help="units of the embedding, the GRU and the trunk")
     parser.add_argument("--episodes", type=int, default=20, help="greedy evaluation episodes per run")

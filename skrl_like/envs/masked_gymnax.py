@@ -58,7 +58,9 @@ class ObservationMask(environment.Environment):
 
     def observation_space(self, params: Any) -> spaces.Box:
         space = self._env.observation_space(params)
-        low, high = (bound if np.ndim(bound) == 0 else np.asarray(bound)[list(self.keep)] for bound in (space.low, space.high))
+        low, high = (
+            bound if np.ndim(bound) == 0 else np.asarray(bound)[list(self.keep)] for bound in (space.low, space.high)
+        )
         return spaces.Box(low, high, (len(self.keep),), space.dtype)
 
     def action_space(self, params: Any) -> Any:

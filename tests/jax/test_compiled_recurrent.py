@@ -16,11 +16,12 @@ from skrl_like.jax.agents.ppo import PPO_DEFAULT_CONFIG, PPO_RNN  # noqa: E402
 from skrl_like.jax.agents.rpo import RPO_DEFAULT_CONFIG, RPO_RNN  # noqa: E402
 from skrl_like.jax.agents.trpo import TRPO_DEFAULT_CONFIG, TRPO_RNN  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
-from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
 from tests.jax.recurrent_models import LinearValue, RecurrentGaussianPolicy, RecurrentValue  # noqa: E402
 from tests.jax.test_compiled_trainer import NO_FILES, NUM_ENVS, QUIET, ROLLOUTS, gymnax_env  # noqa: E402
+from tests.jax.test_compiled_trainer import PPO_OPTIONS as FEEDFORWARD_PPO_OPTIONS  # noqa: E402
+from tests.jax.test_recurrent_agents import built  # noqa: E402
 
 
 class GruPolicy(RecurrentGaussianPolicy):
@@ -43,19 +44,11 @@ def make_agent(env, algorithm="PPO_RNN", policy_class=GruPolicy, value_class=Rec
     """Pendulum (continuous actions), sequences of 2 steps, rollouts of 8: four sequences per environment."""
     set_seed(seed)
     agent_class, defaults = AGENTS[algorithm]
-    models = {
-        "policy": policy_class(env.observation_space, env.action_space),
-        "value": value_class(env.observation_space, env.action_space),
-    }
-    for role, model in models.items():
-        model.init_state_dict(role)
-    return agent_class(
-        models=models,
-        memory=RandomMemory(memory_size=ROLLOUTS, num_envs=env.num_envs),
-        cfg={**defaults, "rollouts": ROLLOUTS, "experiment": NO_FILES, **cfg},
-        observation_space=env.observation_space,
-        action_space=env.action_space,
-    )
+    spaces = (env.observation_space, env.action_space)
+    models = {"policy": built(policy_class, "policy", *spaces), "value": built(value_class, "value", *spaces)}
+    memory = RandomMemory(memory_size=ROLLOUTS, num_envs=env.num_envs)
+    cfg = {**defaults, "rollouts": ROLLOUTS, "experiment": NO_FILES, **cfg}
+    return agent_class(models=models, memory=memory, cfg=cfg, observation_space=spaces[0], action_space=spaces[1])
 
 
 def carried(agent):
@@ -68,27 +61,17 @@ def assert_same(first, second, atol=1e-5):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), atol=atol, rtol=1e-5)
 
 
-PPO_OPTIONS = {
-    "state_preprocessor": RunningStandardScaler,
-    "state_preprocessor_kwargs": {"size": 3},
-    "value_preprocessor": RunningStandardScaler,
-    "value_preprocessor_kwargs": {"size": 1},
-    "clip_predicted_values": True,
-    "time_limit_bootstrap": True,
-    "entropy_loss_scale": 0.01,
-    "learning_epochs": 2,
-    "mini_batches": 2,
-    "learning_rate": 3e-3,
-}
+# every PPO option the feedforward test compiles, Pendulum's 3 observations
+PPO_OPTIONS = {**FEEDFORWARD_PPO_OPTIONS, "state_preprocessor_kwargs": {"size": 3}}
 
 
 @pytest.mark.parametrize(
     "algorithm, policy_class, value_class, cfg",
     [
-        ("PPO_RNN", GruPolicy, RecurrentValue, PPO_OPTIONS),  # GRU policy, LSTM value with its own states
+        ("PPO_RNN", GruPolicy, RecurrentValue, PPO_OPTIONS),  # GRU policy, LSTM value with its own states, KL schedule
         ("A2C_RNN", RnnPolicy, LinearValue, {"mini_batches": 2, "learning_rate": 3e-3}),
         ("RPO_RNN", GruPolicy, LinearValue, {"alpha": 0.3, "mini_batches": 2, "learning_rate": 3e-3}),
-        ("TRPO_RNN", GruPolicy, RecurrentValue, {"mini_batches": 2, "value_learning_rate": 3e-3}),
+        ("TRPO_RNN", GruPolicy, LinearValue, {"mini_batches": 2, "learning_epochs": 2, "value_learning_rate": 3e-3}),
     ],
 )
 def test_the_compiled_run_gives_the_sequential_trainers_updates_and_hidden_states(

@@ -230,7 +230,6 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
         inputs = {name: value for name, value in inputs.items() if name not in ("rnn", "terminated")}
         return self._sequence_inputs("value", super()._value_inputs(inputs, batch, key), batch)
 
-
     # -- the compiled form (CompiledTrainer): the hidden states travel in the run's acting state --------------------
 
     def _compiled_extras(self) -> Tuple[str, ...]:
