@@ -8,6 +8,8 @@ steps, then the agent's update), compiled once. The trainer drives the agent thr
 ``compiled_learn`` and ``compiled_commit``, each the pure function behind the agent's Python hook under
 :class:`~skrl_like.jax.trainers.SequentialTrainer`, and applies the agent's ``schedule`` (warm-up and update cadence)
 traced; the algorithm is written once. The same weights, keys and data give the same update under both trainers.
+A recurrent on-policy agent (PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN) carries its hidden states in its acting state, and
+``compiled_end_step`` stores and resets them after each environment step as ``record_transition`` does.
 
 Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store
 the transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled
@@ -293,7 +295,7 @@ class _OffPolicyRun:
 
 class CompiledTrainer(Trainer):
     """Train one JAX agent on a JAX-native environment with the whole run compiled: an on-policy agent (PPO, A2C,
-    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN, DDPG, TD3).
+    RPO, TRPO, and their recurrent ``_RNN`` forms) or an off-policy one (SAC, DQN, DDQN, DDPG, TD3).
 
     The agent is built as usual (models, memory, cfg; an on-policy agent's memory of ``memory_size=rollouts``, an
     off-policy agent's replay memory of any size); after :meth:`train` it holds the trained state (``save``, ``load``,
@@ -331,9 +333,8 @@ class CompiledTrainer(Trainer):
             family: Any = _OnPolicyRun if isinstance(agent.schedule, RolloutSchedule) else _OffPolicyRun
         else:
             raise TypeError(
-                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN, DDQN, DDPG and TD3; "
-                f"{type(agent).__name__} "
-                "has no compiled form yet: train it with SequentialTrainer"
+                "CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO and their _RNN forms), SAC, DQN, "
+                f"DDQN, DDPG and TD3; {type(agent).__name__} has no compiled form yet: train it with SequentialTrainer"
             )
         self.agent = agent
         self._init_agents()  # the memory's size and num_envs are checked here
