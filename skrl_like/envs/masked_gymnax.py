@@ -26,9 +26,10 @@ class ObservationMask(environment.Environment):
         space = env.observation_space(env.default_params)
         size = space.shape[0] if isinstance(space, spaces.Box) and len(space.shape) == 1 else None
         if size is None or not keep or any(not 0 <= index < size for index in keep):
+            shown = f"{type(space).__name__} {getattr(space, 'shape', '')}"
             raise ValueError(
                 f"ObservationMask: keep={tuple(keep)!r} must list indices of the entries of a flat Box observation "
-                f"space; {type(env).__name__}'s is {type(space).__name__} {getattr(space, 'shape', '')}: pick indices in [0, {size}) of a flat Box"
+                f"space; {type(env).__name__}'s is {shown}: pick indices in [0, {size}) of a flat Box"
             )
         self._env = env
         self.keep = tuple(int(index) for index in keep)
