@@ -14,7 +14,9 @@ ordinary evaluation loop (``CompiledTrainer.evaluate_episodes``), the hidden sta
     python benchmarks/compiled_ppo_rnn.py --seeds 3 --updates 976      # 3 seeds vmapped in one compiled call
     python benchmarks/compiled_ppo_rnn.py --seed 0 --updates 4 --hidden 16   # a quick check that it runs
 
-Set OMP_NUM_THREADS=1 (and pin with taskset on a shared machine, see docs/compiled-trainer.md).
+Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false: on the shared 2-core machine a vmapped run
+with XLA's default intra-op threads once stalled for good inside the compiled call (every thread waiting, none
+working).
 """
 
 import argparse
@@ -29,7 +31,7 @@ PPO_KEYS = {"learning_rate": "lr", "discount_factor": "gamma", "lambda": "lambda
             "value_loss_scale": "vf", "entropy_loss_scale": "ent", "grad_norm_clip": "max_grad_norm"}  # fmt: skip
 
 
-def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int) -> dict:
+def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks: int) -> dict:
     import flax.linen as nn
 
     from skrl_like import config
@@ -98,7 +100,8 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int) -> dict
     spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
     agent = PPO_RNN(models=models, memory=memory, cfg=cfg, **spaces)
     vmapped = {"seeds": list(range(seed, seed + seeds))} if seeds > 1 else {}
-    trainer_cfg = {"timesteps": ROLLOUTS * updates, "disable_progressbar": True, **vmapped}
+    trainer_cfg = {"timesteps": ROLLOUTS * updates, "updates_per_chunk": updates // chunks, **vmapped}
+    trainer_cfg["disable_progressbar"] = chunks == 1  # the bar moves once per chunk
     trainer = CompiledTrainer(env=env, agents=agent, cfg={**trainer_cfg, "close_environment_at_exit": False})
     metrics = trainer.train()
     env_steps = NUM_ENVS * ROLLOUTS * updates * seeds
@@ -137,9 +140,12 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=976, help="rollouts of 4 x 128 steps (976: 499,712 steps)")
     parser.add_argument("--hidden", type=int, default=128, help="units of the embedding, the GRU and the trunk")
     parser.add_argument("--episodes", type=int, default=20, help="greedy evaluation episodes per run")
+    parser.add_argument(
+        "--chunks", type=int, default=1, help="compiled calls the run is cut into (progress after each)"
+    )
     parser.add_argument("--output", default=None, help="append the JSON line to this file too")
     args = parser.parse_args()
-    line = json.dumps(run(args.seed, args.seeds, args.updates, args.hidden, args.episodes))
+    line = json.dumps(run(args.seed, args.seeds, args.updates, args.hidden, args.episodes, args.chunks))
     print(line)
     if args.output:
         with open(args.output, "a") as output:
