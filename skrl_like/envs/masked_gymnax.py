@@ -2,7 +2,7 @@
 observed task for the recurrent agents (with ``CompiledTrainer``: the whole run compiled).
 
 ``masked_cartpole()`` is gymnax CartPole-v1 without its velocities, observations ``[x, theta]``: the benchmark of
-PureJaxRL's recurrent PPO (``benchmarks/compiled_ppo_rnn.py``); a feedforward policy cannot balance it for long.
+PureJaxRL's recurrent PPO (``benchmarks/compiled_ppo_rnn.py``): the velocities must be inferred from the history.
 Needs JAX and gymnax (the ``gymnax`` extra); importing ``skrl_like.envs`` does not import this module.
 """
 
