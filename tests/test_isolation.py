@@ -23,9 +23,10 @@ for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         ("skrl_like.torch", ["jax", "flax", "optax"], []),
         ("skrl_like.jax", ["torch"], []),
         ("skrl_like.core", ["torch", "jax"], []),
-        # the shipped environments: NumPy and gymnasium only, but for the Isaac Lab stand-in (torch tensors)
-        ("skrl_like.envs", ["torch", "jax"], ["skrl_like.envs.isaaclab_standin"]),
-        ("skrl_like.envs", ["jax", "flax", "optax"], []),
+        # the shipped environments: NumPy and gymnasium only, but for the Isaac Lab stand-in (torch tensors) and the
+        # observation mask of gymnax environments (JAX)
+        ("skrl_like.envs", ["torch", "jax"], ["skrl_like.envs.isaaclab_standin", "skrl_like.envs.masked_gymnax"]),
+        ("skrl_like.envs", ["jax", "flax", "optax"], ["skrl_like.envs.masked_gymnax"]),
     ],
 )
 def test_every_module_imports_without_the_other_backend(package, blocked, skipped):

@@ -10,6 +10,9 @@ Lab's contract (batched torch tensors, observation groups) for the ``"isaaclab"`
 ``skrl_like.envs.IsaacLabStandInEnv`` or ``gymnasium.make("skrl_like.envs:IsaacLabStandIn-v0", num_envs=64)``.
 Importing this package does not import torch: the name is resolved when first used.
 
+JAX only: :class:`~skrl_like.envs.masked_gymnax.ObservationMask` (``masked_cartpole()``), a gymnax environment
+that shows only some observation entries, imported from its module.
+
 And :func:`~skrl_like.envs.playground.load_playground_env`, a MuJoCo Playground task by name (needs the
 ``playground`` extra), as ``skrl_like.envs.load_playground_env``.
 """

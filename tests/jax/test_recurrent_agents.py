@@ -102,7 +102,6 @@ def test_the_checks_of_the_shared_half_apply():
     recurrent = {"policy": built(RecurrentGaussianPolicy, "policy"), "value": built(LinearValue, "value")}
     with pytest.raises(ValueError, match=r"use PPO_RNN"):
         make_agent(recurrent, agent_class=PPO)
-    assert any("train with SequentialTrainer" in obstacle for obstacle in make_agent(recurrent).compiled_obstacles())
     with pytest.raises(ValueError, match=r"cfg\['rollouts'\] = 3 is not a multiple of the models' sequence_length 2"):
         make_agent(recurrent, rollouts=3).init({"timesteps": 8})
 

@@ -282,6 +282,11 @@ class HiddenStatesCore:
 
     def set_after_step(self, role: str, states: Sequence[Any], algorithm: str) -> None:
         """Keep ``outputs["rnn"]`` of the model of ``role`` for the next step."""
+        self.after_step[role] = self.checked(role, states, algorithm)
+
+    def checked(self, role: str, states: Sequence[Any], algorithm: str) -> List[Any]:
+        """``outputs["rnn"]`` of the model of ``role`` as a list, its shapes checked against the specification's (a
+        compiled run checks the traced ones)."""
         expected = self.shapes[role]
         states = list(states or [])
         if [tuple(state.shape) for state in states] != [tuple(shape) for shape in expected]:
@@ -291,21 +296,26 @@ class HiddenStatesCore:
                 f"{expected} for these environments: return the new hidden states in outputs['rnn'] with the sizes of "
                 "get_specification()['rnn']['sizes']"
             )
-        self.after_step[role] = states
+        return states
 
-    def stored(self) -> Dict[str, Any]:
-        """The states the current step started from, by memory tensor name, one row per environment."""
+    def stored(self, current: Optional[Dict[str, List[Any]]] = None) -> Dict[str, Any]:
+        """The states the current step started from (``current``, by owner role: by default the carried ones; a
+        compiled run passes those of its own state), by memory tensor name, one row per environment."""
+        current = self.current if current is None else current
         return {
             name: self._rows_first(state)
-            for role, states in self.current.items()
+            for role, states in current.items()
             for name, state in zip(hidden_state_names(role, len(states)), states)
         }
 
+    def reset_where_ended(self, states: Dict[str, List[Any]], ended: Any) -> Dict[str, List[Any]]:
+        """``states`` (by owner role) zeroed in the environments where an episode ended (``terminated | truncated``,
+        ``(num_envs, 1)``); pure, so a compiled run applies it to the states in its own carry."""
+        return {role: [self._keep_where_running(state, ended) for state in states[role]] for role in self.current}
+
     def end_step(self, ended: Any) -> None:
         """Make the states after the step current, zeroed where an episode ended (``terminated | truncated``)."""
-        self.current = {
-            role: [self._keep_where_running(state, ended) for state in self.after_step[role]] for role in self.current
-        }
+        self.current = self.reset_where_ended(self.after_step, ended)
         self.after_step = dict(self.current)
 
     #: backend: the dtype of the stored states' memory tensors

@@ -292,6 +292,18 @@ class Agent(AgentCore):
         ``(learner, key, actions)``."""
         raise NotImplementedError
 
+    def fresh_acting(self, acting: Any, key: jax.Array) -> Any:
+        """The acting state a seeded compiled run starts from (``acting``: the one :meth:`compiled_start` returned):
+        the key; a recurrent agent adds zero hidden states."""
+        return key
+
+    def compiled_end_step(self, acting: Any, transition: Transition) -> Tuple[Any, Transition]:
+        """After the environment step of a compiled on-policy run (traced): ``(acting, transition)``, the acting state
+        for the next step and the transition the rollout stores. Unchanged here; a recurrent agent stores the hidden
+        states the step started from and carries the new ones, zeroed where an episode ended (as
+        ``record_transition`` does)."""
+        return acting, transition
+
     def compiled_transition(
         self,
         states: Any,

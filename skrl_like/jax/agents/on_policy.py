@@ -325,9 +325,15 @@ class OnPolicyAgent(Agent):
                 f"{len(self.secondary_memories)} secondary memories: the rollout lives inside the compiled function "
                 "and is written to no memory; pass only the rollout memory"
             )
-        if self._rollout_extras:
-            obstacles.append(f"the rollout of {type(self).__name__} also holds {tuple(self._rollout_extras)}")
+        extras = tuple(name for name in self._rollout_extras if name not in self._compiled_extras())
+        if extras:
+            obstacles.append(f"the rollout of {type(self).__name__} also holds {extras}")
         return obstacles
+
+    def _compiled_extras(self) -> Sequence[str]:
+        """The rollout extras a compiled run stores itself (``compiled_end_step``): a recurrent agent's hidden
+        states."""
+        return ()
 
     def compiled_act(
         self, learner: LearnerState, key: jax.Array, states: jax.Array, timestep: jax.Array, timesteps: int

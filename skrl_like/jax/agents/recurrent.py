@@ -60,6 +60,16 @@ RecurrentRolloutBatch = NamedTuple(
 )
 
 
+class RecurrentActingState(NamedTuple):
+    """A compiled run's acting state for a recurrent on-policy agent (its scan carry): the acting stream and, by owner
+    role, the hidden states the next step starts from (``HiddenStates.current``) and those its ``act`` returned
+    (``after_step``, until the step's end zeroes them where an episode ended)."""
+
+    key: jax.Array
+    hidden: Dict[str, list]
+    after_step: Dict[str, list]
+
+
 def environment_major(array: jax.Array) -> jax.Array:
     """``(rollouts, num_envs, ...)`` -> ``(num_envs * rollouts, ...)``: each environment's steps in order."""
     return jnp.reshape(jnp.swapaxes(array, 0, 1), (array.shape[0] * array.shape[1], *array.shape[2:]))
@@ -92,12 +102,6 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
                 self.memory.create_tensor(name=name, size=shape, dtype=jnp.float32, keep_dimensions=True)
         self._rollout_extras = tuple(stored)
         self._recurrent_act_fn = jax.jit(self._recurrent_step)
-
-    def compiled_obstacles(self) -> List[str]:
-        return [
-            *super().compiled_obstacles(),
-            f"{type(self).__name__}: the compiled loop does not carry hidden states yet; train with SequentialTrainer",
-        ]
 
     # -- acting -------------------------------------------------------------------------------------------------
 
@@ -231,6 +235,53 @@ class RecurrentOnPolicyAgent(OnPolicyAgent):
     def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
         inputs = {name: value for name, value in inputs.items() if name not in ("rnn", "terminated")}
         return self._sequence_inputs("value", super()._value_inputs(inputs, batch, key), batch)
+
+    # -- the compiled form (CompiledTrainer): the hidden states travel in the run's acting state --------------------
+
+    def _compiled_extras(self) -> Tuple[str, ...]:
+        return tuple(self.hidden_states.memory_tensors()) if self.hidden_states is not None else ()
+
+    def compiled_start(self) -> Tuple[Any, RecurrentActingState]:
+        """The learner state, and the acting stream with the carried hidden states."""
+        learner, key = super().compiled_start()
+        current = self.hidden_states.current
+        return learner, RecurrentActingState(key, current, current)
+
+    def fresh_acting(self, acting: RecurrentActingState, key: jax.Array) -> RecurrentActingState:
+        """A seeded run's environments start new episodes: zero hidden states."""
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, acting.hidden)
+        return RecurrentActingState(key, zeros, zeros)
+
+    def compiled_act(
+        self, learner: Any, acting: RecurrentActingState, states: jax.Array, timestep: jax.Array, timesteps: int
+    ) -> tuple:
+        """``act``'s step from the run's hidden states; the new ones wait in ``after_step`` for the step's end."""
+        actions, _, _, key, new_hidden = self._recurrent_step(
+            learner.policy, learner.value, learner.state_preprocessor, states, acting.hidden, acting.key
+        )
+        algorithm = type(self).__name__
+        checked = {role: self.hidden_states.checked(role, states, algorithm) for role, states in new_hidden.items()}
+        return learner, acting._replace(key=key, after_step={**acting.hidden, **checked}), actions
+
+    def compiled_end_step(self, acting: RecurrentActingState, transition: Any) -> tuple:
+        """Store the hidden states the step started from, then carry the new ones, zeroed where an episode ended."""
+        ended = jnp.logical_or(transition.terminated, transition.truncated)
+        hidden = self.hidden_states.reset_where_ended(acting.after_step, ended)
+        stored = self.hidden_states.stored(acting.hidden)
+        return acting._replace(hidden=hidden, after_step=hidden), transition.with_extras(**stored)
+
+    def compiled_learn(self, learner: Any, rollout: Rollout, timestep: jax.Array, acting: Any) -> tuple:
+        """The update on the rollout, the value model's last values from the run's carried hidden states."""
+        if "value" in self._recurrent.owners:
+            carried = acting.hidden[self._recurrent.owners["value"]]
+            rollout = rollout.with_extras(**{f"{_CARRIED}{index}": state for index, state in enumerate(carried)})
+        return self._learn(learner, rollout, timestep)
+
+    def compiled_commit(self, learner: Any, acting: RecurrentActingState) -> None:
+        """The learner state and acting stream, and the run's hidden states as the carried ones."""
+        super().compiled_commit(learner, acting.key)
+        self.hidden_states.current = dict(acting.hidden)
+        self.hidden_states.after_step = dict(acting.hidden)
 
 
 class RecurrentOffPolicyAgent(Agent):

@@ -8,6 +8,8 @@ steps, then the agent's update), compiled once. The trainer drives the agent thr
 ``compiled_learn`` and ``compiled_commit``, each the pure function behind the agent's Python hook under
 :class:`~skrl_like.jax.trainers.SequentialTrainer`, and applies the agent's ``schedule`` (warm-up and update cadence)
 traced; the algorithm is written once. The same weights, keys and data give the same update under both trainers.
+A recurrent on-policy agent (PPO_RNN, A2C_RNN, RPO_RNN, TRPO_RNN) carries its hidden states in its acting state, and
+``compiled_end_step`` stores and resets them after each environment step as ``record_transition`` does.
 
 Off-policy agents (SAC, DQN, DDQN, DDPG, TD3) run the same way with one environment step per iteration: act, store
 the transition in the replay memory, kept as arrays in the run's state (a ring with a write position, sampled
@@ -104,7 +106,7 @@ class RunState(NamedTuple):
     learner: Any  # the agent's learner state
     env: Any  # the environment's state (GymnaxState, BraxState)
     states: jax.Array  # the observations the next step acts on
-    act_key: jax.Array  # the agent's acting stream (``compiled_start``)
+    act_key: Any  # the agent's acting state (``compiled_start``): its key; a recurrent agent's with its hidden states
     episode_returns: jax.Array  # (num_envs,) of the running episodes
     episode_lengths: jax.Array
     replay: Any = ()  # off-policy: the replay memory (a ``Replay``)
@@ -180,6 +182,7 @@ class _OnPolicyRun:
             env_state, out, transition, returns, lengths, ended = trainer._env_step(
                 env_state, states, actions, returns, lengths, timestep
             )
+            key, transition = agent.compiled_end_step(key, transition)  # a recurrent agent's hidden states
             return (env_state, out.next_states, key, returns, lengths), (transition, ended)
 
         carry = (run.env, run.states, run.act_key, run.episode_returns, run.episode_lengths)
@@ -292,7 +295,7 @@ class _OffPolicyRun:
 
 class CompiledTrainer(Trainer):
     """Train one JAX agent on a JAX-native environment with the whole run compiled: an on-policy agent (PPO, A2C,
-    RPO, TRPO) or an off-policy one (SAC, DQN, DDQN, DDPG, TD3).
+    RPO, TRPO, and their recurrent ``_RNN`` forms) or an off-policy one (SAC, DQN, DDQN, DDPG, TD3).
 
     The agent is built as usual (models, memory, cfg; an on-policy agent's memory of ``memory_size=rollouts``, an
     off-policy agent's replay memory of any size); after :meth:`train` it holds the trained state (``save``, ``load``,
@@ -330,9 +333,8 @@ class CompiledTrainer(Trainer):
             family: Any = _OnPolicyRun if isinstance(agent.schedule, RolloutSchedule) else _OffPolicyRun
         else:
             raise TypeError(
-                f"CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO), SAC, DQN, DDQN, DDPG and TD3; "
-                f"{type(agent).__name__} "
-                "has no compiled form yet: train it with SequentialTrainer"
+                "CompiledTrainer runs the JAX on-policy agents (PPO, A2C, RPO, TRPO and their _RNN forms), SAC, DQN, "
+                f"DDQN, DDPG and TD3; {type(agent).__name__} has no compiled form yet: train it with SequentialTrainer"
             )
         self.agent = agent
         self._init_agents()  # the memory's size and num_envs are checked here
@@ -464,12 +466,13 @@ class CompiledTrainer(Trainer):
         # the carry leaves its call with the types it came in with, so the next chunk reuses the compiled function
         return jax.tree_util.tree_map(lambda new, old: new.astype(old.dtype), final, run), metrics
 
-    def _seeded_run(self, learner: Any, replay: Any, key: jax.Array) -> RunState:
-        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys, an empty
-        replay."""
+    def _seeded_run(self, learner: Any, acting: Any, replay: Any, key: jax.Array) -> RunState:
+        """A fresh run drawn from ``key``: parameters and optimizer states, environment and acting keys (a recurrent
+        agent's zero hidden states), an empty replay."""
         model_key, env_key, act_key = jax.random.split(key, 3)
         env_state, states = self.env.initial_state(env_key)
         learner = self.agent.fresh_learner(learner, model_key)
+        act_key = self.agent.fresh_acting(acting, act_key)
         replay = self._family.fresh_replay(replay, jax.random.fold_in(key, 1))
         return self._run_state(learner, env_state, states, act_key, replay)
 
@@ -484,7 +487,7 @@ class CompiledTrainer(Trainer):
         seeds = self.cfg["seeds"]
         if seeds is not None:
             keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
-            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, 0)))(learner, replay, keys)
+            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, None, 0)))(learner, act_key, replay, keys)
         else:
             self.env.reset()
             env_state, states = self.env.carry
