@@ -111,6 +111,9 @@ def runner_cfg(args, timesteps: int, directory: str) -> dict:
             "value_preprocessor": "RunningStandardScaler" if args.scale else None,
             "experiment": no_files,
         }
+        if args.kl_adaptive:
+            agent["learning_rate_scheduler"] = "KLAdaptiveLR"
+            agent["learning_rate_scheduler_kwargs"] = {"kl_threshold": args.kl_adaptive}
         if args.agent == "TRPO":  # a trust-region policy step: no policy learning rate, no entropy term
             agent.pop("learning_rate")
             agent.pop("entropy_loss_scale")
@@ -161,6 +164,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--entropy", type=float, default=0.0)
     parser.add_argument("--scale", action="store_true", help="RunningStandardScaler on states and values")
+    parser.add_argument("--kl-adaptive", type=float, default=0.0, help="KLAdaptiveLR's kl_threshold (0: constant)")
     parser.add_argument("--batch-size", type=int, default=100, help="SAC: sequences (or transitions) per step")
     parser.add_argument("--memory-size", type=int, default=15_000, help="SAC: replay memory per env")
     args = parser.parse_args()
