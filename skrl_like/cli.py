@@ -341,8 +341,8 @@ def _best_agent_checkpoint(run_dir: str, extension: str) -> str:
     if not os.path.isfile(best):
         raise CommandLineError(
             f"The run '{run_dir}' has no best checkpoint (checkpoints/best_agent{extension}): one is written at the "
-            "checkpoint intervals, so the run needs agent.experiment.checkpoint_interval > 0 (or 'auto'); play its "
-            "last checkpoint with --checkpoint last"
+            "checkpoint intervals from the tracked episode returns, so the run needs agent.experiment's "
+            "checkpoint_interval and write_interval > 0 (or 'auto'); play its last checkpoint with --checkpoint last"
         )
     return best
 

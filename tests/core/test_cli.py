@@ -223,8 +223,8 @@ def test_eval_plays_the_best_checkpoint_on_request(tmp_path, capsys):
 
     assert one_error_line(capsys, "eval", runs[0], "--checkpoint", "best") == (
         f"skrl_like eval: error: The run '{runs[0]}' has no best checkpoint (checkpoints/best_agent.pt): one is "
-        "written at the checkpoint intervals, so the run needs agent.experiment.checkpoint_interval > 0 (or 'auto'); "
-        "play its last checkpoint with --checkpoint last"
+        "written at the checkpoint intervals from the tracked episode returns, so the run needs agent.experiment's "
+        "checkpoint_interval and write_interval > 0 (or 'auto'); play its last checkpoint with --checkpoint last"
     )
     agent_file = os.path.join(runs[0], "checkpoints", "agent_64.pt")
     error = one_error_line(capsys, "eval", agent_file, "--checkpoint", "best")
