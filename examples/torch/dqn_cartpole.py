@@ -17,7 +17,6 @@ from skrl_like.torch.agents.dqn import DDQN, DDQN_DEFAULT_CONFIG, DQN, DQN_DEFAU
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
 from skrl_like.torch.models import DeterministicMixin, Model
-from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 
@@ -35,14 +34,12 @@ HYPERPARAMETERS = {
     "target_update_interval": 500,  # a hard copy of the online network every 500 steps ...
     "polyak": 1.0,  # ... (its target held still between copies)
     "exploration": {"initial_epsilon": 1.0, "final_epsilon": 0.02, "timesteps": 2000},
-    "state_preprocessor": RunningStandardScaler,  # observations standardised by their running mean and deviation
 }
 # Why (docs/agents/dqn.md, docs/benchmarks.md): with a 50k memory, batch 64 and a soft target (polyak 0.01 at every
 # step) the greedy DQN of tuned/dqn_cartpole.yaml reached 500 mid-run and fell back by 100k steps on untuned seeds
-# (JAX seed 7: 141, seed 123: 124); with these it gives 500 there and on torch seed 7. Standardised observations
-# cure torch seeds 2 and 3 and JAX seeds 5 and 8, which missed without. DDQN shares the rest (session 11 found them
-# for DDQN; its preprocessor is unmeasured)
-DDQN_HYPERPARAMETERS = {key: value for key, value in HYPERPARAMETERS.items() if key != "state_preprocessor"}
+# (JAX seed 7: 141, seed 123: 124); with these it gives 500 there and on torch seed 7, though torch seeds 2 and 3
+# and JAX seeds 5 and 8 still miss. DDQN shares them (session 11 found them for DDQN)
+DDQN_HYPERPARAMETERS = dict(HYPERPARAMETERS)
 
 
 class QNetwork(DeterministicMixin, Model):
@@ -68,8 +65,6 @@ def make_agent(env, algorithm="DQN", experiment=None):
     agent_class, default_config = ALGORITHMS[algorithm]
     settings = dict(HYPERPARAMETERS if algorithm == "DQN" else DDQN_HYPERPARAMETERS)
     memory_size = settings.pop("memory_size")
-    if settings.get("state_preprocessor"):
-        settings["state_preprocessor_kwargs"] = {"size": env.observation_space, "device": env.device}
     cfg = {
         **default_config,
         **settings,
