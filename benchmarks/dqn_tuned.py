@@ -8,8 +8,9 @@
 Only the command line is used (no private function), so the figures are those a user gets: the config-file model
 builder, the CLI's seeding. ``--config`` takes the CLI's JSON overrides (agent keys, or sections such as
 ``{"memory": {"memory_size": 100000}}``), for screening candidates before they go into the file. TensorBoard writing
-and interval checkpoints are off (the CLI still writes the final agent checkpoint, which eval reads); the run
-directory is removed afterwards unless ``--keep``.
+and interval checkpoints are off (the CLI still writes the final agent checkpoint, which eval reads) unless
+``--best``, which keeps the file's intervals (TensorBoard and checkpoints) and also reports ``eval --checkpoint
+best`` (the best agent by mean training return); the run directory is removed afterwards unless ``--keep``.
 """
 
 import argparse
@@ -50,10 +51,15 @@ def main() -> None:
     parser.add_argument("--timesteps", type=int, default=None)
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the run directory")
+    parser.add_argument(
+        "--best", action="store_true", help="the file's write and checkpoint intervals; also eval --checkpoint best"
+    )
     args = parser.parse_args()
 
     overrides = json.loads(args.config)
     merged = json.loads(json.dumps(QUIET))
+    if args.best:  # the file's intervals, so that the run tracks its returns and keeps its best agent
+        del merged["agent"]["experiment"]
     for key, value in overrides.items():  # the driver's quiet settings, then the candidate's (agent keys at the top)
         section = key if key in ("agent", "trainer", "memory", "models", "env") else None
         if section is None:
@@ -71,6 +77,8 @@ def main() -> None:
     run_dir = cli(*train).strip().splitlines()[-1]
     seconds = time.perf_counter() - start
     found = EVAL.search(cli("eval", run_dir, "--episodes", str(args.episodes)))
+    if args.best:
+        best = EVAL.search(cli("eval", run_dir, "--episodes", str(args.episodes), "--checkpoint", "best"))
     if not args.keep:
         shutil.rmtree(directory, ignore_errors=True)
     result = {
@@ -84,6 +92,8 @@ def main() -> None:
         "eval_return": float(found.group(1)),
         "eval_std": float(found.group(2)),
     }
+    if args.best:
+        result.update(best_eval_return=float(best.group(1)), best_eval_std=float(best.group(2)))
     if args.keep:
         result["run_dir"] = run_dir
     print(json.dumps(result), flush=True)

@@ -334,6 +334,19 @@ def _run_agent_checkpoint(run_dir: str, extension: str) -> str:
     return run_checkpoint if run_timestep > agent_timestep else agent_file
 
 
+def _best_agent_checkpoint(run_dir: str, extension: str) -> str:
+    """What ``eval RUN_DIR --checkpoint best`` plays: the run's ``checkpoints/best_agent<extension>`` (the modules of
+    the checkpoint interval with the highest mean training return)."""
+    best = os.path.join(run_dir, "checkpoints", f"best_agent{extension}")
+    if not os.path.isfile(best):
+        raise CommandLineError(
+            f"The run '{run_dir}' has no best checkpoint (checkpoints/best_agent{extension}): one is written at the "
+            "checkpoint intervals from the tracked episode returns, so the run needs agent.experiment's "
+            "checkpoint_interval and write_interval > 0 (or 'auto'); play its last checkpoint with --checkpoint last"
+        )
+    return best
+
+
 def run_of(path: str) -> tuple:
     """``(run directory, checkpoint or None)`` of a run directory or of a checkpoint file inside one."""
     if os.path.isdir(path):
@@ -360,6 +373,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.episodes < 1:
         raise CommandLineError(f"--episodes must be >= 1, got {args.episodes}")
     run_dir, checkpoint = run_of(args.path)
+    if checkpoint is not None and args.checkpoint == "best":
+        raise CommandLineError(
+            f"--checkpoint best picks a checkpoint of a run directory, but '{args.path}' is a checkpoint file: give "
+            "the run directory, or leave --checkpoint out"
+        )
     cfg = copy.deepcopy(read_run_config(run_dir))
     backend = cfg.get("backend", "torch")
     extension = _checkpoint_extension(backend)
@@ -370,7 +388,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if os.path.isfile(beside):
             checkpoint = beside  # the same modules, written at the same timestep
     elif checkpoint is None:
-        checkpoint = _run_agent_checkpoint(run_dir, extension)
+        pick = _best_agent_checkpoint if args.checkpoint == "best" else _run_agent_checkpoint
+        checkpoint = pick(run_dir, extension)
     if args.seed is not None:
         cfg["seed"] = args.seed
     # nothing written: no TensorBoard events, no checkpoints
@@ -532,6 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="play episodes with exploration off; prints mean and std return")
     evaluate.add_argument("path", metavar="CHECKPOINT_OR_RUN_DIR")
     evaluate.add_argument("--episodes", type=int, default=20)
+    evaluate.add_argument(
+        "--checkpoint",
+        choices=("last", "best"),
+        default="last",
+        help="of a run directory: its last agent checkpoint (default) or best_agent, the best mean training return",
+    )
     evaluate.add_argument("--seed", type=int)
     evaluate.add_argument("--render", action="store_true", help="draw the env (render_mode='human')")
     evaluate.add_argument("--threads", type=int, help=THREADS_HELP)

@@ -94,6 +94,7 @@ RESOURCES: Dict[str, Tuple[str, str]] = {
     "runningstandardscaler": ("resources.preprocessors", "RunningStandardScaler"),
     "kladaptivelr": ("resources.schedulers", "KLAdaptiveLR"),
     "kladaptiverl": ("resources.schedulers", "KLAdaptiveLR"),  # skrl's old misspelling
+    "exponentiallr": ("resources.schedulers", "ExponentialLR"),  # lr * gamma ** step in both backends
     "gaussiannoise": ("resources.noises", "GaussianNoise"),
     "ornsteinuhlenbecknoise": ("resources.noises", "OrnsteinUhlenbeckNoise"),
 }

@@ -1,6 +1,7 @@
 """The ``skrl_like`` command line: train -> eval -> plot as subprocesses on a tiny budget, and every wrong request
 ending with one line on stderr and exit code 2 (in-process, before anything trains)."""
 
+import json
 import os
 import re
 import subprocess
@@ -196,3 +197,35 @@ def _run_without_checkpoints(tmp_path):
     (run / "checkpoints").mkdir(parents=True)
     (run / "config.yaml").write_text(yaml.safe_dump({"agent": {"class": "PPO", "experiment": {}}, "models": {}}))
     return run
+
+
+def test_eval_plays_the_best_checkpoint_on_request(tmp_path, capsys):
+    pytest.importorskip("torch")
+    runs = {}
+    for interval in (16, 0):
+        experiment = {"write_interval": 16, "checkpoint_interval": interval}
+        config = {"rollouts": 16, "mini_batches": 2, "experiment": experiment}
+        args = ["train", "--agent", "PPO", "--env", "CartPole-v1", "--timesteps", "64", "--num-envs", "2"]
+        args += ["--seed", "3", "--config", json.dumps(config), "--experiment-dir", str(tmp_path / f"every{interval}")]
+        assert cli.main(args) == 0
+        runs[interval] = capsys.readouterr().out.strip().splitlines()[-1]
+    assert os.path.isfile(os.path.join(runs[16], "checkpoints", "best_agent.pt"))
+
+    assert cli.main(["eval", runs[16], "--checkpoint", "best", "--episodes", "2", "--seed", "0"]) == 0
+    best = capsys.readouterr().out.splitlines()[-1]
+    assert re.fullmatch(r"2 episodes, exploration off \(best_agent.pt\): mean return [\d.]+, std [\d.]+", best)
+    # the same file named by its path: the same returns
+    best_file = os.path.join(runs[16], "checkpoints", "best_agent.pt")
+    assert cli.main(["eval", best_file, "--episodes", "2", "--seed", "0"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == best
+    assert cli.main(["eval", runs[16], "--episodes", "1"]) == 0  # the last one by default
+    assert "(agent_64.pt)" in capsys.readouterr().out
+
+    assert one_error_line(capsys, "eval", runs[0], "--checkpoint", "best") == (
+        f"skrl_like eval: error: The run '{runs[0]}' has no best checkpoint (checkpoints/best_agent.pt): one is "
+        "written at the checkpoint intervals from the tracked episode returns, so the run needs agent.experiment's "
+        "checkpoint_interval and write_interval > 0 (or 'auto'); play its last checkpoint with --checkpoint last"
+    )
+    agent_file = os.path.join(runs[0], "checkpoints", "agent_64.pt")
+    error = one_error_line(capsys, "eval", agent_file, "--checkpoint", "best")
+    assert "is a checkpoint file: give the run directory, or leave --checkpoint out" in error

@@ -1,5 +1,6 @@
 """Learning-rate schedulers for the JAX backend."""
 
+from skrl_like.jax.resources.schedulers.exponential import ExponentialLR
 from skrl_like.jax.resources.schedulers.kl_adaptive import KLAdaptiveLR, KLAdaptiveRL, kl_adaptive
 
-__all__ = ["KLAdaptiveLR", "kl_adaptive", "KLAdaptiveRL"]
+__all__ = ["ExponentialLR", "KLAdaptiveLR", "kl_adaptive", "KLAdaptiveRL"]
