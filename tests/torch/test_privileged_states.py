@@ -160,8 +160,8 @@ def test_nothing_is_read_or_stored_when_no_model_asks_for_the_states():
     assert agent.privileged_roles == ()
     assert env_states == []
     assert "privileged_states" not in agent.memory.get_tensor_names()
-    assert agent.memory.get_tensor_names() == [  # the transition, and log pi and V kept from the acting pass
-        "actions", "log_prob", "next_states", "rewards", "states", "terminated", "truncated", "values"
+    assert agent.memory.get_tensor_names() == [  # the transition, and log pi kept from the acting pass
+        "actions", "log_prob", "next_states", "rewards", "states", "terminated", "truncated"
     ]  # fmt: skip
 
 

@@ -145,8 +145,9 @@ def test_alpha_reaches_every_policy_and_value_call_while_acting_and_learning():
     # 8 acting calls (their log pi_old is kept for the update) + per update: 2 epochs x 2 mini-batches
     assert len(agent.policy.draws) == 8 + 2 * 4
     assert all(noise.abs().max() <= 0.25 and noise.abs().max() > 0 for _, noise in agent.policy.draws)
-    # 8 acting calls (V(s) kept for the update) + per update: the last next states' values + 4 mini-batches
-    assert agent.value.alphas == [0.25] * (8 + 2 * (1 + 4))
+    # per update (a separate value model is not called while acting): the rollout's and the last next states' values
+    # in one batch + 4 mini-batches
+    assert agent.value.alphas == [0.25] * (2 * (1 + 4))
 
 
 def test_save_load_round_trip_gives_identical_means(tmp_path):

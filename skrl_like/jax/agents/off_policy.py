@@ -281,10 +281,14 @@ def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
     if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
         inputs = agent._to_device(inputs)
     learner, packed = agent._update_fn(agent.gather_learner(), *inputs)
-    if agent.write_interval == 0:  # read now, and checked before the commit
-        agent.check_update(timestep, learner, agent._packed_learn.unpack(packed))
+    if agent.write_interval > 0:
+        agent.commit_learner(learner)
+        agent._keep_report(timestep, packed)
+        return
+    records = agent._packed_learn.unpack(packed)  # writing off: read now (one transfer), checked before the commit
+    agent.check_update(timestep, learner, records)
     agent.commit_learner(learner)
-    agent._keep_report(timestep, packed)  # with writing off, read (and tracked) at once
+    track_records(agent, records)
 
 
 def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
@@ -293,6 +297,11 @@ def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
     is not by design has raised in the check)."""
     records = agent._packed_learn.unpack(packed)
     agent.check_update(timestep, agent.gather_learner(), records)
+    track_records(agent, records)
+
+
+def track_records(agent: Any, records: Any) -> None:
+    """An update's checked records tracked one value per gradient step (those NaN by design left out)."""
     for tag, values in agent.tracked_values(records).items():
         for step in range(agent.cfg["gradient_steps"]):
             if not np.isnan(values[step]):
