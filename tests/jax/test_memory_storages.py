@@ -140,18 +140,15 @@ def _dqn_run(directory):
 
 def _ppo_rnn_run(directory):
     from tests.jax.recurrent_models import LinearValue, RecurrentGaussianPolicy
+    from tests.jax.test_recurrent_agents import built
     from tests.recurrent_rollouts import masked_pendulum
 
     class Policy(RecurrentGaussianPolicy):
         kind, hidden, sequence_length = "GRU", 4, 2
 
     env = wrap_env(masked_pendulum(2))
-    models = {
-        "policy": Policy(env.observation_space, env.action_space),
-        "value": LinearValue(env.observation_space, env.action_space),
-    }
-    for role, model in models.items():
-        model.init_state_dict(role)
+    spaces = (env.observation_space, env.action_space)
+    models = {"policy": built(Policy, "policy", *spaces), "value": built(LinearValue, "value", *spaces)}
     agent = PPO_RNN(
         models=models,
         memory=RandomMemory(memory_size=4, num_envs=2),

@@ -101,17 +101,8 @@ class Memory(MemoryBase):
         "use format 'npz' (or 'csv')"
     )
 
-    def __init__(
-        self,
-        memory_size: int,
-        num_envs: int = 1,
-        device: Union[str, jax.Device, None] = None,
-        export: bool = False,
-        export_format: str = "pt",
-        export_directory: str = "",
-        on_device: Optional[bool] = None,
-    ) -> None:
-        super().__init__(memory_size, num_envs, device, export, export_format, export_directory)
+    def __init__(self, *args: Any, on_device: Optional[bool] = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # skrl 1.4's arguments, as MemoryBase takes them
         self.on_device = device_storage_by_default(self.device) if on_device is None else bool(on_device)
         if self.on_device:
             self.tensors_view = _FlatViews(self.tensors)

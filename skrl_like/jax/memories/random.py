@@ -32,7 +32,7 @@ class RandomMemory(Memory):
         replacement: bool = True,
         on_device: Optional[bool] = None,
     ) -> None:
-        super().__init__(memory_size, num_envs, device, export, export_format, export_directory, on_device)
+        super().__init__(memory_size, num_envs, device, export, export_format, export_directory, on_device=on_device)
         self._replacement = replacement
 
     def sample(
