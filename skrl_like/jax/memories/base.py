@@ -86,7 +86,8 @@ class Memory(MemoryBase):
     :param memory_size: number of timesteps each buffer holds (its first axis); for on-policy agents, the rollout
         length.
     :param num_envs: number of environments written at every step (second axis).
-    :param device: JAX device the arrays read back are put on with the ``"jax"`` backend (``None``: default).
+    :param device: JAX device of the buffers (device storage) or of the arrays read back with the ``"jax"`` backend
+        (host storage); ``None``: the default device.
     :param export: save the whole memory to a file every time it fills up (e.g. to build offline data sets).
     :param export_format: file format of the export: ``"npz"`` (``"np"`` is taken as ``"npz"``) or ``"csv"``;
         ``"pt"`` is accepted only without ``export`` (the JAX backend never writes torch files).
