@@ -43,7 +43,7 @@ def _step(t, num_envs=2):
 def test_the_automatic_choice_is_the_device_with_the_jax_backend_off_a_cpu(monkeypatch):
     cpu = jax.devices("cpu")[0]
     monkeypatch.setattr(config.jax, "backend", "jax")
-    assert RandomMemory(memory_size=2, device=cpu).on_device is False  # a CPU writes NumPy buffers faster
+    assert RandomMemory(memory_size=2, device=cpu).on_device is False  # a CPU keeps NumPy's semantics
     assert base.device_storage_by_default(type("Gpu", (), {"platform": "gpu"})()) is True
     monkeypatch.setattr(config.jax, "backend", "numpy")
     assert base.device_storage_by_default(type("Gpu", (), {"platform": "gpu"})()) is False

@@ -4,7 +4,8 @@
 in-place ``buffer[memory_index] = array`` per name, with no device dispatch; JAX arrays given to it are copied to the
 host once. With the ``"jax"`` backend, everything read back (``sample*``, ``get_tensor_by_name``) is put on
 :attr:`Memory.device` as JAX arrays, i.e. once per update rather than once per step. ``tensors_view`` holds real
-views of the buffers. On a CPU this is the faster storage (no dispatch per step).
+views of the buffers, and a buffer stays valid after writes (skrl's NumPy behaviour): the automatic choice on a CPU.
+With NumPy inputs (the ``"numpy"`` backend) a write is a plain copy; JAX inputs cost one ``device_get`` each.
 
 **Device storage** (``on_device=True``; the default with the ``"jax"`` backend on an accelerator): the buffers are
 JAX arrays on :attr:`Memory.device`, so a transition that lives there (a GPU simulator's, by DLPack) never crosses to
@@ -34,8 +35,9 @@ def _to_host(array: Any) -> np.ndarray:
 
 
 def device_storage_by_default(device: jax.Device) -> bool:
-    """The storage of ``on_device=None``: the device with the ``"jax"`` backend when ``device`` is not a CPU (a CPU
-    writes a step faster into NumPy buffers; see docs/benchmarks.md)."""
+    """The storage of ``on_device=None``: the device with the ``"jax"`` backend when ``device`` is not a CPU. A CPU
+    keeps the host storage's semantics (real views, buffers valid after writes), though with JAX inputs the device
+    storage writes a step faster there too (docs/benchmarks.md)."""
     return config.jax.backend == "jax" and device.platform != "cpu"
 
 
@@ -94,7 +96,7 @@ class Memory(MemoryBase):
     :param export_directory: folder of the exported files (a ``memories`` sub-folder is created in it).
     :param on_device: where the buffers live: ``True`` JAX arrays on ``device`` (a step written by one jitted call,
         sampled there), ``False`` host NumPy arrays, ``None`` (default) on the device with the ``"jax"`` backend
-        when ``device`` is not a CPU (on a CPU the host storage writes a step faster). See the module docstring.
+        when ``device`` is not a CPU (a CPU keeps the host storage's NumPy semantics). See the module docstring.
     """
 
     _native_format_error = (
