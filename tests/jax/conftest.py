@@ -1,5 +1,8 @@
 """``SKRL_LIKE_TEST_MEMORY_ON_DEVICE=1`` runs the JAX tests with every memory built without ``on_device`` keeping
-its buffers on the device (as on a GPU), to check that the agents work with both storages."""
+its buffers on the device (as on a GPU), to check that the agents work with both storages. A few tests assume the
+host storage and fail so by design: tests/jax/test_memories.py (in-place NumPy buffers), the DQN and TD3 tests that
+write a NaN into ``get_tensor_by_name``'s array, and tests/jax/test_off_policy_transfers.py's host-read counts (the
+``"numpy"`` backend reads a device storage's samples back to NumPy)."""
 
 import os
 
