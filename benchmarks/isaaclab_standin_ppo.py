@@ -8,19 +8,25 @@ wrapper, with Isaac Lab's Ant skrl config (``isaaclab_ant.ANT_AGENT``: rollouts 
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 4096 --separate --seed 1
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend jax --num-envs 4096
     .venv/bin/python benchmarks/isaaclab_standin_ppo.py --num-envs 4096 --timesteps 80 --compile-update
+    .venv/bin/python benchmarks/isaaclab_standin_ppo.py --backend jax --num-envs 4096 --memory-storage device
 
 Prints ONE JSON line (``isaaclab_ant.report``): the settings, ``env_steps_per_second`` over the whole run
 (trainer steps times ``num_envs``, including the updates and, in JAX, the first compilation), the wall time, the
 last write's mean step reward, and (torch) ``update_seconds``: each update's wall time (with ``--compile-update``
-the first one includes ``torch.compile``'s compilation). The same line as ``torch_ppo_floor.py`` and the peers in
+the first one includes ``torch.compile``'s compilation), ``median_step_seconds``: the median wall time of one trainer
+step (from one ``pre_interaction`` to the next: act, env step, store; the steps that update or compile are the
+outliers the median drops) and (JAX) the memory's storage, ``--memory-storage``: ``auto`` (the memory's
+``on_device=None``), ``host`` or ``device``. The same line as ``torch_ppo_floor.py`` and the peers in
 ``peers/``.
 """
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
+from typing import Optional
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
@@ -28,7 +34,12 @@ from isaaclab_ant import ANT_AGENT, HIDDEN, add_arguments, report  # noqa: E402
 
 
 def config(
-    timesteps: int, directory: str, seed: int = 42, separate: bool = False, compile_update: bool = False
+    timesteps: int,
+    directory: str,
+    seed: int = 42,
+    separate: bool = False,
+    compile_update: bool = False,
+    on_device: Optional[bool] = None,
 ) -> dict:
     """The Runner config of Isaac Lab's Ant skrl YAML (``isaaclab_ant.ANT_AGENT``)."""
     a = ANT_AGENT
@@ -49,7 +60,11 @@ def config(
             },
             "value": {"class": "DeterministicMixin", "clip_actions": False, "network": network, "output": "ONE"},
         },
-        "memory": {"class": "RandomMemory", "memory_size": -1},
+        "memory": {
+            "class": "RandomMemory",
+            "memory_size": -1,
+            **({} if on_device is None else {"on_device": on_device}),
+        },
         "agent": {
             "class": "PPO",
             **{key: a[key] for key in ("rollouts", "learning_epochs", "mini_batches", "discount_factor", "lambda")},
@@ -93,6 +108,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["torch", "jax"], default="torch")
     parser.add_argument("--compile-update", action="store_true", help="torch: cfg['compile_update'] = True")
+    parser.add_argument(
+        "--memory-storage", choices=["auto", "host", "device"], default="auto", help="JAX: the memory's on_device"
+    )
     add_arguments(parser)
     args = parser.parse_args()
 
@@ -112,9 +130,18 @@ def main() -> None:
     env = IsaacLabStandInEnv(num_envs=args.num_envs, device=args.device, seed=args.seed)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
     with tempfile.TemporaryDirectory() as directory:
-        runner = Runner(env, config(args.timesteps, directory, args.seed, args.separate, args.compile_update))
-        rows, update_seconds = [], []
+        on_device = {"auto": None, "host": False, "device": True}[args.memory_storage]
+        cfg = config(args.timesteps, directory, args.seed, args.separate, args.compile_update, on_device)
+        runner = Runner(env, cfg)
+        rows, update_seconds, step_starts = [], [], []
         runner.agent.result_listeners.append(rows.append)
+        pre_interaction = runner.agent.pre_interaction
+
+        def timed_pre_interaction(timestep: int, timesteps: int) -> None:
+            step_starts.append(time.perf_counter())
+            pre_interaction(timestep=timestep, timesteps=timesteps)
+
+        runner.agent.pre_interaction = timed_pre_interaction
         if args.backend == "torch":
             update = runner.agent._update
 
@@ -134,6 +161,8 @@ def main() -> None:
         seconds,
         backend=args.backend,
         compile_update=args.compile_update,
+        median_step_seconds=round(statistics.median(b - a for a, b in zip(step_starts, step_starts[1:])), 5),
+        memory_on_device=getattr(runner.agent.memory, "on_device", None),
         update_seconds=update_seconds,
         last_mean_step_reward=rows[-1].get("Reward / Instantaneous reward (mean)") if rows else None,
     )

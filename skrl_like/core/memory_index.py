@@ -316,13 +316,31 @@ class MemoryBase(MemoryIndex):
     def _zeros(self, shape: Tuple[int, ...], dtype: Any) -> Any:
         raise NotImplementedError
 
-    def _fill_nan(self, buffer: Any) -> None:
-        """Fill ``buffer`` with NaN if it is floating point."""
+    def _fill_nan(self, name: str) -> None:
+        """Fill buffer ``name`` with NaN if it is floating point."""
         raise NotImplementedError
 
-    def _write(self, buffer: Any, target: Any, tensor: Any) -> None:
-        """``buffer[target] = tensor``, in place (``tensor`` may be any array type of the backend, or NumPy)."""
+    def _write(self, name: str, target: Any, tensor: Any) -> None:
+        """``buffer[target] = tensor`` for buffer ``name`` (``tensor`` may be any array type of the backend, or
+        NumPy): in place, or by :meth:`_set_buffer` where arrays are immutable (JAX on the device)."""
         raise NotImplementedError
+
+    def _set_buffer(self, name: str, buffer: Any) -> None:
+        """Make ``buffer`` the storage of ``name``: in ``tensors``, its ``_tensor_<name>`` attribute and its flat view
+        (a view: the buffer is contiguous)."""
+        setattr(self, f"_tensor_{name}", buffer)
+        self.tensors[name] = buffer
+        self.tensors_view[name] = buffer.reshape(-1, *buffer.shape[2:])
+
+    def _write_samples(self, plan: WritePlan, samples: Mapping[str, Any]) -> None:
+        """Write one ``add_samples`` call (``samples``: the tensors with a buffer, shapes checked) where ``plan``
+        says; the cursor is moved afterwards by :meth:`add_samples`."""
+        for name, tensor in samples.items():
+            expected = plan.leading_shape + self._item_shapes[name]
+            if tuple(tensor.shape) != expected:
+                tensor = tensor.reshape(expected)
+            for target, source in plan.pieces:
+                self._write(name, target, tensor if source is None else tensor[source])
 
     def _device_rows(self, rows: Rows) -> Any:
         """Backend: row indexes as :meth:`_gather` takes them (a slice stays a slice)."""
@@ -331,6 +349,10 @@ class MemoryBase(MemoryIndex):
     def _gather(self, view: Any, rows: Any) -> Any:
         """Rows of a flat view: a slice (a view of it) or row indexes from :meth:`_device_rows` (a copy)."""
         raise NotImplementedError
+
+    def _gather_names(self, names: Sequence[str], rows: Any) -> List[Any]:
+        """The rows ``rows`` (from :meth:`_device_rows`) of each named buffer, in the order of ``names``."""
+        return [self._gather(self.tensors_view[name], rows) for name in names]
 
     def _to_numpy(self, tensor: Any) -> np.ndarray:
         raise NotImplementedError
@@ -384,7 +406,7 @@ class MemoryBase(MemoryIndex):
         buffer = self._buffer(name)
         if tuple(tensor.shape) != tuple(buffer.shape) and math.prod(tensor.shape) == math.prod(buffer.shape):
             tensor = tensor.reshape(buffer.shape)
-        self._write(buffer, Ellipsis, tensor)
+        self._write(name, Ellipsis, tensor)
 
     def create_tensor(
         self,
@@ -428,14 +450,11 @@ class MemoryBase(MemoryIndex):
                 )
             return False
 
-        buffer = self._zeros((self.memory_size, self.num_envs, *shape), resolved)
-        setattr(self, f"_tensor_{name}", buffer)
-        self.tensors[name] = buffer
-        self.tensors_view[name] = buffer.reshape(-1, *shape)  # a view: the buffer is contiguous
+        self._set_buffer(name, self._zeros((self.memory_size, self.num_envs, *shape), resolved))
         self.tensors_keep_dimensions[name] = bool(keep_dimensions)
         self._item_shapes[name] = shape
-        for tensor in self.tensors.values():
-            self._fill_nan(tensor)
+        for existing in list(self.tensors):
+            self._fill_nan(existing)
         return True
 
     # ---- writing ------------------------------------------------------------------------------------------------
@@ -457,15 +476,10 @@ class MemoryBase(MemoryIndex):
             )
         reference = tensors["states"] if "states" in tensors else next(iter(tensors.values()))
         plan = self.plan_write(tuple(reference.shape))
-        for name, tensor in tensors.items():
-            buffer = self.tensors.get(name)
-            if buffer is None:
-                continue
-            expected = plan.leading_shape + self._item_shapes[name]
-            if tensor.shape != expected:
-                tensor = tensor.reshape(conformed_shape(name, tuple(tensor.shape), expected))
-            for target, source in plan.pieces:
-                self._write(buffer, target, tensor if source is None else tensor[source])
+        samples = {name: tensor for name, tensor in tensors.items() if name in self.tensors}
+        for name, tensor in samples.items():  # every shape is checked before anything is written
+            conformed_shape(name, tuple(tensor.shape), plan.leading_shape + self._item_shapes[name])
+        self._write_samples(plan, samples)
         if self.commit(plan) and self.export:
             self.save(directory=self.export_directory, format=self.export_format)
 
@@ -475,7 +489,7 @@ class MemoryBase(MemoryIndex):
         for name in names:
             self._buffer(name)
         batches = [self._device_rows(rows) for rows in batches]  # converted once per batch, not once per name
-        return self._output([[self._gather(self.tensors_view[name], rows) for name in names] for rows in batches])
+        return self._output([self._gather_names(names, rows) for rows in batches])
 
     def sample(
         self, names: Sequence[str], batch_size: int, mini_batches: int = 1, sequence_length: int = 1
@@ -542,7 +556,7 @@ class MemoryBase(MemoryIndex):
     def load_run_state(self, state: Mapping[str, Any]) -> None:
         """Load :meth:`run_state`'s dict (checked by :meth:`check_run_state`) in place."""
         for name, array in state.get("tensors", {}).items():
-            self._write(self.tensors[name], Ellipsis, array)
+            self._write(name, Ellipsis, array)
         self.memory_index, self.env_index, self.filled = state["memory_index"], state["env_index"], state["filled"]
         self.sampling_indexes = state["sampling_indexes"]
 

@@ -15,13 +15,13 @@ import pytest
 
 from skrl_like import config
 from skrl_like.envs import IsaacLabStandInEnv
+from skrl_like.jax import memories
 from skrl_like.jax.agents.a2c import A2C
 from skrl_like.jax.agents.ppo import PPO
 from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.trainers import SequentialTrainer
 from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host
-
 
 # set by the test below: JAX's default device is another than the env's (and so the agent's), as on a GPU machine
 # where the env runs on the CPU
@@ -34,8 +34,12 @@ def jax_backend(monkeypatch):
     monkeypatch.setattr(config.jax, "backend", "jax")
 
 
-@pytest.mark.parametrize("algorithm", [PPO, A2C, SAC])
-def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(algorithm, tmp_path, monkeypatch):
+@pytest.mark.parametrize("algorithm, on_device", [(PPO, False), (A2C, False), (SAC, False), (PPO, True), (SAC, True)])
+def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(
+    algorithm, on_device, tmp_path, monkeypatch
+):
+    # on_device: the memory's device storage (the automatic choice on a GPU) is forced here, on a CPU
+    monkeypatch.setattr(memories.base, "device_storage_by_default", lambda device: on_device)
     env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, seed=0)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
     agent = make_agent("jax", algorithm, env, str(tmp_path))
@@ -78,15 +82,17 @@ def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(alg
                 return update(*args)
 
         agent._update = allowed_update
-    # not yet on the device: the JAX memories keep host NumPy buffers (jax/memories/base.py), so storing a transition
-    # copies it to the host by an explicit device_get (which the guard allows); its reads are not counted here
-    add_samples = agent.memory.add_samples
+    assert agent.memory.on_device is on_device
+    if not on_device:
+        # the host storage (jax/memories/base.py) copies a stored transition to the host by an explicit device_get
+        # (which the guard allows); its reads are not counted here. The device storage needs no such exception.
+        add_samples = agent.memory.add_samples
 
-    def uncounted_add_samples(**samples):
-        with guard(False):
-            return add_samples(**samples)
+        def uncounted_add_samples(**samples):
+            with guard(False):
+                return add_samples(**samples)
 
-    agent.memory.add_samples = uncounted_add_samples
+        agent.memory.add_samples = uncounted_add_samples
     trainer.train()
     assert host_reads == [] and isinstance(agent._tracker._rewards, jax.Array)
     assert guarded == [0, 1, 2, 4, 6, 8, 9, 10, 12]  # not 3, 7, 11 (write), 5 (checkpoint), 13 (the last)
@@ -119,7 +125,7 @@ def test_an_agent_off_jaxs_default_device_keeps_its_keys_and_statistics_on_its_o
     }
     command = [sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib", "-p", "no:cacheprovider"]
     command += ["-n", "0", __file__]
-    command += ["-k", "disallowing_transfer_guard and (PPO or SAC)"]
+    command += ["-k", "disallowing_transfer_guard and (PPO or SAC)"]  # with either memory storage
     result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "2 passed" in result.stdout
+    assert "4 passed" in result.stdout

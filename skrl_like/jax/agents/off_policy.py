@@ -4,7 +4,7 @@ a compiled update, exploration noise and epsilon-greedy actions. The neutral hal
 in :mod:`skrl_like.jax.agents.mechanics`.
 
 A compiled update takes the batches of all its gradient steps at once: :func:`sample_batches` draws
-``gradient_steps`` independent batches on the host (the memory is NumPy) and stacks them on a leading axis, so
+``gradient_steps`` independent batches where the memory keeps them and stacks them on a leading axis, so
 the update can ``lax.scan`` over them with static shapes and one transfer. What the host reads back after an update
 (finite flags, tracked numbers) comes as one array too (:class:`PackedReport`), and the learner state's scalars that
 the last update returned pass to the next as they are (:func:`device_scalar`): the ordinary trainers' per-update host
@@ -486,10 +486,10 @@ def replay_from_memory(memory: Any, key: jax.Array) -> Replay:
 
 
 def replay_to_memory(replay: Replay, memory: Any) -> None:
-    """Write a :class:`Replay` back into the memory (in place: the memory's views stay valid), so the ordinary
-    trainers go on from it."""
-    for name, array in jax.device_get(replay.data).fields().items():
-        memory.tensors[name][...] = np.asarray(array)
+    """Write a :class:`Replay` back into the memory (``set_tensor_by_name``: in place for a host storage, whose views
+    stay valid), so the ordinary trainers go on from it."""
+    for name, array in replay.data.fields().items():  # host or device storage alike
+        memory.set_tensor_by_name(name, array)
     memory.memory_index, memory.env_index = int(replay.position), 0
     memory.filled = bool(replay.full)
 

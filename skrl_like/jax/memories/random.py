@@ -1,6 +1,6 @@
 """Memory sampled uniformly at random (the memory of every skrl agent)."""
 
-from typing import Any, List, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import jax
 
@@ -17,6 +17,8 @@ class RandomMemory(Memory):
     :param export_format: ``"npz"``/``"np"`` or ``"csv"`` (see :class:`Memory`).
     :param export_directory: folder of the exported files.
     :param replacement: draw with replacement (``batch_size`` rows always) or without (at most ``len(memory)``).
+    :param on_device: buffers as JAX arrays on ``device`` (``True``) or host NumPy arrays (``False``); ``None``: on
+        the device with the ``"jax"`` backend when ``device`` is not a CPU (see :class:`Memory`).
     """
 
     def __init__(
@@ -28,8 +30,9 @@ class RandomMemory(Memory):
         export_format: str = "pt",
         export_directory: str = "",
         replacement: bool = True,
+        on_device: Optional[bool] = None,
     ) -> None:
-        super().__init__(memory_size, num_envs, device, export, export_format, export_directory)
+        super().__init__(memory_size, num_envs, device, export, export_format, export_directory, on_device=on_device)
         self._replacement = replacement
 
     def sample(

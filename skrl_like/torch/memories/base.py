@@ -39,13 +39,15 @@ class Memory(MemoryBase):
     def _zeros(self, shape: Tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         return torch.zeros(shape, dtype=dtype, device=self.device)
 
-    def _fill_nan(self, buffer: torch.Tensor) -> None:
-        if torch.is_floating_point(buffer):
-            buffer.fill_(float("nan"))
+    def _fill_nan(self, name: str) -> None:
+        if torch.is_floating_point(self.tensors[name]):
+            self.tensors[name].fill_(float("nan"))
 
-    def _write(self, buffer: torch.Tensor, target: Any, tensor: Any) -> None:
+    def _write(self, name: str, target: Any, tensor: Any) -> None:
         # samples may still carry a graph: store their values only
-        buffer[target].copy_(tensor.detach() if isinstance(tensor, torch.Tensor) else torch.as_tensor(tensor))
+        self.tensors[name][target].copy_(
+            tensor.detach() if isinstance(tensor, torch.Tensor) else torch.as_tensor(tensor)
+        )
 
     def _device_rows(self, rows: Rows) -> Any:
         return rows if isinstance(rows, slice) else torch.as_tensor(rows, device=self.device)
