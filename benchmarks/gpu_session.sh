@@ -45,6 +45,8 @@ entry() {  # library seed separate: one Isaac Lab-shaped PPO run on $DEVICE ($NU
     skrl21) path="/tmp/skrl21:$BASE"; script=benchmarks/peers/skrl_isaaclab_ppo.py ;;
     rslrl) script=benchmarks/peers/rsl_rl_isaaclab_ppo.py ;;
     jax) extra=(--backend jax) ;;
+    jax-host) extra=(--backend jax --memory-storage host) ;;
+    jax-device) extra=(--backend jax --memory-storage device) ;;
   esac
   [[ "$3" == 1 ]] && extra+=(--separate)
   PYTHONPATH="$path" timeout 60 python3 "$script" --num-envs "$NUM_ENVS" --timesteps "$TIMESTEPS" --device "$DEVICE" \
@@ -77,8 +79,12 @@ if due brax; then
   grep -h '"brax_ppo"' benchmarks/results/brax_ppo.jsonl >>"$LINES" 2>/dev/null
 fi
 due jax-isaaclab && entry jax 0 0
+if due jax-storage; then  # the JAX memory's two storages, alternated
+  for seed in ${SEEDS% *}; do entry jax-host "$seed" 0; entry jax-device "$seed" 0; done
+fi
 if due jax-loop-tests; then
-  timeout 90 python3 -m pytest -q -p no:cacheprovider tests/jax/test_loop_on_device.py >"$OUT/jax_tests.log" 2>&1
+  timeout 150 python3 -m pytest -q -p no:cacheprovider tests/jax/test_loop_on_device.py \
+    tests/jax/test_memory_storages.py >"$OUT/jax_tests.log" 2>&1
 fi
 echo "done at $((SECONDS - START)) s" >>"$OUT/setup.log"
 cat "$OUT/setup.log"
