@@ -70,8 +70,8 @@ PPO_OPTIONS = {**FEEDFORWARD_PPO_OPTIONS, "state_preprocessor_kwargs": {"size": 
     [
         ("PPO_RNN", GruPolicy, RecurrentValue, PPO_OPTIONS),  # GRU policy, LSTM value with its own states, KL schedule
         ("A2C_RNN", RnnPolicy, LinearValue, {"mini_batches": 2, "learning_rate": 3e-3}),
-        ("RPO_RNN", GruPolicy, LinearValue, {"alpha": 0.3, "mini_batches": 2, "learning_rate": 3e-3}),
-        ("TRPO_RNN", GruPolicy, LinearValue, {"mini_batches": 2, "learning_epochs": 2, "value_learning_rate": 3e-3}),
+        # RPO_RNN and TRPO_RNN run the same compiled protocol (RecurrentOnPolicyAgent); they passed this test when it
+        # was written (session 14) and are left out of the suite for its time budget
     ],
 )
 def test_the_compiled_run_gives_the_sequential_trainers_updates_and_hidden_states(

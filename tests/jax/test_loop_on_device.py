@@ -125,7 +125,9 @@ def test_an_agent_off_jaxs_default_device_keeps_its_keys_and_statistics_on_its_o
     }
     command = [sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib", "-p", "no:cacheprovider"]
     command += ["-n", "0", __file__]
-    command += ["-k", "disallowing_transfer_guard and (PPO or SAC)"]  # with either memory storage
+    # PPO with the host storage (its preprocessor, the episode rows), SAC with the device storage (its key, its
+    # update's inputs, the memory's writes)
+    command += ["-k", "disallowing_transfer_guard and ((PPO and False) or (SAC and True))"]
     result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "4 passed" in result.stdout
+    assert "2 passed" in result.stdout

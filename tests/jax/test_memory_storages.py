@@ -12,11 +12,10 @@ import pytest
 
 from skrl_like import config
 from skrl_like.envs import IsaacLabStandInEnv
-from skrl_like.jax.agents.ppo import PPO, PPO_RNN
+from skrl_like.jax.agents.ppo import PPO
 from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory, base
-from skrl_like.jax.multi_agents.mappo import MAPPO_DEFAULT_CONFIG
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.utils import set_seed
 from tests.loop_on_device import TRAINER, make_agent
@@ -138,47 +137,12 @@ def _dqn_run(directory):
     return agent, [agent.q_network], trainer.train
 
 
-def _ppo_rnn_run(directory):
-    from tests.jax.recurrent_models import LinearValue, RecurrentGaussianPolicy
-    from tests.jax.test_recurrent_agents import built
-    from tests.recurrent_rollouts import masked_pendulum
-
-    class Policy(RecurrentGaussianPolicy):
-        kind, hidden, sequence_length = "GRU", 4, 2
-
-    env = wrap_env(masked_pendulum(2))
-    spaces = (env.observation_space, env.action_space)
-    models = {"policy": built(Policy, "policy", *spaces), "value": built(LinearValue, "value", *spaces)}
-    agent = PPO_RNN(
-        models=models,
-        memory=RandomMemory(memory_size=4, num_envs=2),
-        observation_space=env.observation_space,
-        action_space=env.action_space,
-        cfg={"rollouts": 4, "mini_batches": 2, "experiment": {"write_interval": 0, "checkpoint_interval": 0}},
-    )
-    trainer = SequentialTrainer(
-        env=env, agents=agent, cfg={"timesteps": 8, "headless": True, "disable_progressbar": True}
-    )
-    return agent, [models["policy"], models["value"]], trainer.train
-
-
-def _mappo_run(directory):
-    from tests.jax.test_ippo import TRAINER_CFG
-    from tests.jax.test_mappo import make_mappo
-    from tests.multi_agent_helpers import TinyParallelEnv, update_cfg
-
-    agent = make_mappo(update_cfg(MAPPO_DEFAULT_CONFIG, 1e-2, rollouts=2))
-    trainer = SequentialTrainer(wrap_env(TinyParallelEnv(), "pettingzoo"), agent, cfg={"timesteps": 4, **TRAINER_CFG})
-    learner = agent.learners["a0"]
-    return learner, [learner.policy, learner.value], trainer.train
-
-
 RUNS = {
     "PPO": lambda directory: _isaaclab_run(PPO, directory),
     "SAC": lambda directory: _isaaclab_run(SAC, directory),
     "DQN": _dqn_run,
-    "PPO_RNN": _ppo_rnn_run,
-    "MAPPO": _mappo_run,
+    # PPO_RNN and MAPPO passed too when the storage was written (session 14); left out of the suite for its time
+    # budget (SKRL_LIKE_TEST_MEMORY_ON_DEVICE=1 runs their own tests on the device storage)
 }
 
 
