@@ -146,7 +146,7 @@ RUNS = {
 }
 
 
-SLOW = pytest.mark.slow  # each compiles its agent twice (seconds on 2 busy cores); PPO and SAC stay in the suite
+SLOW = pytest.mark.slow  # each compiles its agent twice (seconds on 2 busy cores); PPO and SAC stay unmarked
 
 
 @pytest.mark.parametrize(
