@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import yaml
 
 from skrl_like import logger
-from skrl_like.core.checkpoints import find_checkpoint, load_agent_modules
+from skrl_like.core.checkpoints import BEST_NAME, find_checkpoint, load_agent_modules
 from skrl_like.core.results import RESULTS_FILE
 from skrl_like.core.runner import AGENTS, RunnerConfigError, apply_overrides, component_key, read_yaml
 from skrl_like.run_description import (  # noqa: F401  (tuned_files: re-exported, read as cli.tuned_files)
@@ -154,8 +154,13 @@ def _build(cfg: dict, backend: str, render: bool = False, num_envs: Optional[int
     """The env and the ``Runner`` for ``cfg``; any mistake in the configuration becomes a :class:`CommandLineError`."""
     try:
         env = make_env(cfg.get("env"), backend, render=render, num_envs=num_envs)
-        # the command closes the env itself when it is done (not at exit, after its logging is restored)
-        return build_runner({**cfg, "backend": backend}, env, trainer={"close_environment_at_exit": False})
+        # evaluation during training plays a second env built from the same section, never the training one
+        evaluation_env = None
+        if (cfg.get("trainer") or {}).get("evaluation_interval"):
+            evaluation_env = make_env(cfg.get("env"), backend, num_envs=num_envs)
+        # the command closes the envs itself when it is done (not at exit, after its logging is restored)
+        trainer = {"close_environment_at_exit": False}
+        return build_runner({**cfg, "backend": backend}, env, trainer=trainer, evaluation_env=evaluation_env)
     except (RunnerConfigError, ValueError, TypeError, KeyError) as error:
         raise CommandLineError(str(error)) from error
 
@@ -234,7 +239,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         except (ValueError, FileNotFoundError) as error:
             raise CommandLineError(str(error)) from error
         if trainer.initial_timestep >= trainer.timesteps:
-            trainer.env.close()
+            _close_envs(trainer)
             raise CommandLineError(
                 f"The run already reached timestep {trainer.initial_timestep} of {trainer.timesteps}: give a larger "
                 "total with --timesteps"
@@ -256,7 +261,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"skrl_like train: {_stopped(run_dir, trainer.initial_timestep)}", file=sys.stderr)
         return INTERRUPTED
     finally:
-        trainer.env.close()
+        _close_envs(trainer)
     # the agent checkpoint of the last timestep (eval loads it), unless the interval wrote it already
     last = os.path.join(run_dir, "checkpoints", f"agent_{trainer.timesteps}{_checkpoint_extension(cfg['backend'])}")
     if not os.path.isfile(last):
@@ -264,6 +269,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(_final_result(trainer.timesteps, last_row, trainer.last_evaluation))
     print(run_dir)
     return 0
+
+
+def _close_envs(trainer: Any) -> None:
+    """Close the trainer's env and its evaluation env (evaluation during training), if any."""
+    trainer.env.close()
+    if getattr(trainer, "evaluation_env", None) is not None:
+        trainer.evaluation_env.close()
 
 
 RETURN_TAG = "Reward / Total reward (mean)"
@@ -334,9 +346,14 @@ def _run_agent_checkpoint(run_dir: str, extension: str) -> str:
     return run_checkpoint if run_timestep > agent_timestep else agent_file
 
 
-def _best_agent_checkpoint(run_dir: str, extension: str) -> str:
-    """What ``eval RUN_DIR --checkpoint best`` plays: the run's ``checkpoints/best_agent<extension>`` (the modules of
-    the checkpoint interval with the highest mean training return)."""
+def _best_checkpoint(run_dir: str, extension: str, cfg: Mapping[str, Any]) -> str:
+    """What ``eval RUN_DIR --checkpoint best`` plays: with evaluation during training (``trainer.evaluation_interval``),
+    ``checkpoints/run_best.ckpt`` (the checkpoint of the evaluation with the highest mean return); otherwise
+    ``checkpoints/best_agent<extension>`` (the modules of the checkpoint interval with the highest mean training
+    return, exploration included)."""
+    evaluated = os.path.join(run_dir, "checkpoints", BEST_NAME)
+    if (cfg.get("trainer") or {}).get("evaluation_interval") and os.path.isfile(evaluated):
+        return evaluated
     best = os.path.join(run_dir, "checkpoints", f"best_agent{extension}")
     if not os.path.isfile(best):
         raise CommandLineError(
@@ -383,18 +400,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     extension = _checkpoint_extension(backend)
     if checkpoint is not None and checkpoint.endswith(".ckpt"):  # a full-state run checkpoint: its agent file
         name = os.path.basename(checkpoint)[: -len(".ckpt")]
-        agent_name = "best_agent" if name == "run_best" else name.replace("run_", "agent_", 1)
-        beside = os.path.join(os.path.dirname(checkpoint), agent_name + extension)
-        if os.path.isfile(beside):
+        # run_best is read itself: with evaluation during training it is not the best_agent file's checkpoint
+        beside = os.path.join(os.path.dirname(checkpoint), name.replace("run_", "agent_", 1) + extension)
+        if name != "run_best" and os.path.isfile(beside):
             checkpoint = beside  # the same modules, written at the same timestep
+    elif checkpoint is None and args.checkpoint == "best":
+        checkpoint = _best_checkpoint(run_dir, extension, cfg)
     elif checkpoint is None:
-        pick = _best_agent_checkpoint if args.checkpoint == "best" else _run_agent_checkpoint
-        checkpoint = pick(run_dir, extension)
+        checkpoint = _run_agent_checkpoint(run_dir, extension)
     if args.seed is not None:
         cfg["seed"] = args.seed
     # nothing written: no TensorBoard events, no checkpoints
     cfg["agent"]["experiment"] = {**cfg["agent"].get("experiment", {}), "write_interval": 0, "checkpoint_interval": 0}
-    cfg.setdefault("trainer", {}).update(headless=not args.render, disable_progressbar=True)
+    trainer_cfg = cfg.setdefault("trainer", {})
+    trainer_cfg.update(headless=not args.render, disable_progressbar=True, evaluation_interval=0)
     set_torch_threads(backend, args.threads)
     runner = _build(cfg, backend, render=args.render, num_envs=1)
     if hasattr(runner.agent, "possible_agents"):
@@ -555,7 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--checkpoint",
         choices=("last", "best"),
         default="last",
-        help="of a run directory: its last agent checkpoint (default) or best_agent, the best mean training return",
+        help="of a run directory: its last agent checkpoint (default) or its best: the best evaluation's (with "
+        "trainer.evaluation_interval), else best_agent, the best mean training return",
     )
     evaluate.add_argument("--seed", type=int)
     evaluate.add_argument("--render", action="store_true", help="draw the env (render_mode='human')")

@@ -169,9 +169,12 @@ def check_registered(env_id: str) -> None:
         raise RunnerConfigError(f"Unknown environment '{env_id}': {error}") from error
 
 
-def build_runner(cfg: Mapping[str, Any], env: Any, trainer: Optional[Mapping[str, Any]] = None) -> Any:
+def build_runner(
+    cfg: Mapping[str, Any], env: Any, trainer: Optional[Mapping[str, Any]] = None, evaluation_env: Any = None
+) -> Any:
     """The backend's ``Runner`` (``cfg["backend"]``, default torch) for the run description ``cfg`` on the wrapped
-    ``env``: every section but ``env`` and ``backend``, with ``trainer`` (keys a command sets) over its trainer section.
+    ``env``: every section but ``env`` and ``backend``, with ``trainer`` (keys a command sets) over its trainer section
+    (``evaluation_env``: for a trainer section that sets ``evaluation_interval``).
 
     :raises RunnerConfigError: an unknown backend, or a configuration the Runner cannot build.
     """
@@ -180,7 +183,7 @@ def build_runner(cfg: Mapping[str, Any], env: Any, trainer: Optional[Mapping[str
         raise RunnerConfigError(f"Unknown backend '{backend}' in the run description: use torch or jax")
     runner_cfg = {key: value for key, value in cfg.items() if key not in ("env", "backend")}
     runner_cfg["trainer"] = {**(runner_cfg.get("trainer") or {}), **(trainer or {})}
-    return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg)
+    return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, runner_cfg, evaluation_env)
 
 
 #: torch's intra-op threads when neither ``--threads`` nor ``OMP_NUM_THREADS`` says: the tuned files' models are small,

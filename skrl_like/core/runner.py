@@ -422,13 +422,15 @@ class RunnerCore:
 
     :param env: a wrapped environment (``wrap_env(...)``), single- or multi-agent.
     :param cfg: the configuration (e.g. from :meth:`load_cfg_from_yaml`); it is not modified.
+    :param evaluation_env: a second wrapped environment, built like ``env``, for a trainer section that sets
+        ``evaluation_interval`` (evaluation during training; skrl_like only, skrl's Runner has no such argument).
     :raises RunnerConfigError: the configuration's layout or one of its names is wrong (before anything is built).
     """
 
     backend = ""  # "torch" or "jax": where components are imported from
     shares_models = False  # the backend builds models: {separate: False} as one shared model (torch)
 
-    def __init__(self, env: Any, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, env: Any, cfg: Mapping[str, Any], evaluation_env: Any = None) -> None:
         check_config(cfg)
         self._env = env
         self._cfg = copy.deepcopy(dict(cfg))
@@ -442,7 +444,7 @@ class RunnerCore:
         self._cfg["agent"] = translate_skrl2_keys(self._cfg["agent"], self._default_agent_config())
         self._models = self._generate_models(env, copy.deepcopy(self._cfg))
         self._agent = self._generate_agent(env, copy.deepcopy(self._cfg), self._models)
-        self._trainer = self._generate_trainer(env, copy.deepcopy(self._cfg), self._agent)
+        self._trainer = self._generate_trainer(env, copy.deepcopy(self._cfg), self._agent, evaluation_env)
 
     # -- public API (skrl names) -------------------------------------------------------------------------------
 
@@ -738,7 +740,7 @@ class RunnerCore:
             kwargs["collect_reference_motions"] = collect_reference_motions
         return kwargs
 
-    def _generate_trainer(self, env: Any, cfg: dict, agent: Any) -> Any:
+    def _generate_trainer(self, env: Any, cfg: dict, agent: Any, evaluation_env: Any = None) -> Any:
         trainer_cfg = dict(cfg.get("trainer") or {})
         name = trainer_cfg.pop("class", None)
         if name is None:
@@ -749,7 +751,9 @@ class RunnerCore:
             trainer_cfg.pop(key, None)
         # a file that does not ask for rendering (no trainer section, or one without headless) is not rendered
         trainer_cfg.setdefault("headless", True)
-        return trainer_class(env=env, agents=agent, cfg=trainer_cfg)
+        if evaluation_env is None:  # skrl's trainer signature, for a trainer that takes no evaluation env
+            return trainer_class(env=env, agents=agent, cfg=trainer_cfg)
+        return trainer_class(env=env, agents=agent, cfg=trainer_cfg, evaluation_env=evaluation_env)
 
 
 def apply_overrides(cfg: Dict[str, Any], overrides: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

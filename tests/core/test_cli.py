@@ -229,3 +229,46 @@ def test_eval_plays_the_best_checkpoint_on_request(tmp_path, capsys):
     agent_file = os.path.join(runs[0], "checkpoints", "agent_64.pt")
     error = one_error_line(capsys, "eval", agent_file, "--checkpoint", "best")
     assert "is a checkpoint file: give the run directory, or leave --checkpoint out" in error
+
+
+def test_evaluation_during_training_builds_its_env_and_picks_the_best_checkpoint(tmp_path, capsys):
+    """A file whose trainer section sets evaluation_interval trains with a second env built from its env section, and
+    ``eval --checkpoint best`` plays the checkpoint of the best evaluation (not the best training return's)."""
+    pytest.importorskip("torch")
+    config = {
+        "rollouts": 16,
+        "mini_batches": 2,
+        "experiment": {"write_interval": 16, "checkpoint_interval": 16},
+        "trainer": {"evaluation_interval": 16, "evaluation_episodes": 2},
+    }
+    args = ["train", "--agent", "PPO", "--env", "CartPole-v1", "--timesteps", "96", "--num-envs", "2", "--seed", "5"]
+    assert cli.main([*args, "--config", json.dumps(config), "--experiment-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    run_dir = out[-1]
+    assert re.search(r"evaluation at timestep 96: mean return [\d.]+ over 2 episodes", out[-2])
+    rows = [json.loads(line) for line in open(os.path.join(run_dir, "results.jsonl"))]
+    evaluations = [
+        (row["Evaluation / Total reward (mean)"], -row["timestep"])
+        for row in rows
+        if "Evaluation / Total reward (mean)" in row
+    ]
+    assert len(evaluations) == 6
+    best_timestep = -max(evaluations)[1]  # the first of the highest, as the trainer keeps it
+
+    assert cli.main(["eval", run_dir, "--checkpoint", "best", "--episodes", "3", "--seed", "0"]) == 0
+    best = capsys.readouterr().out.splitlines()[-1]
+    assert "(run_best.ckpt)" in best
+    assert (
+        cli.main(
+            [
+                "eval",
+                os.path.join(run_dir, "checkpoints", f"agent_{best_timestep}.pt"),
+                "--episodes",
+                "3",
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1].split("): ")[1] == best.split("): ")[1]
