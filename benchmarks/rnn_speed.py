@@ -36,8 +36,11 @@ SETTINGS = {
             "sequence_length": 16, "rollouts": 128, "epochs": 4, "mini_batches": 4, "gamma": 0.99,
             "gae_lambda": 0.95, "lr": 1e-3, "entropy": 0.0, "scale": True, "kl_adaptive": 0.0},
     "SAC": {"env": "pendulum", "num_envs": 1, "timesteps": 2_000, "hidden": 64, "mlp": 64, "activation": "relu",
-            "sequence_length": 20, "batch_size": 100, "memory_size": 15_000},
+            "sequence_length": 20, "batch_size": 100, "memory_size": 15_000, "learning_starts": 118},
 }
+# SAC_RNN's learning_starts: skrl_like's update waits until the memory holds batch_size whole sequences (timestep
+# batch_size + sequence_length - 2 = 118), skrl 1.4.3's starts at learning_starts; from 118 both do one gradient
+# step per env step
 # fmt: on
 
 
@@ -69,6 +72,8 @@ def train_skrl_like(settings: argparse.Namespace, backend: str) -> tuple:
     with tempfile.TemporaryDirectory() as directory:
         cfg = runner_cfg(settings, settings.timesteps // settings.num_envs, directory)
         cfg["agent"]["experiment"]["write_interval"] = 0
+        if settings.agent == "SAC":
+            cfg["agent"]["learning_starts"] = settings.learning_starts
         runner = Runner(env, cfg)
         start, cpu_start = time.perf_counter(), time.process_time()
         runner.trainer.train()

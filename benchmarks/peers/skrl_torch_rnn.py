@@ -143,7 +143,7 @@ def agent_and_memory(settings, env, directory: str):
             models[role] = Critic(*spaces, settings)
         cfg = SAC_DEFAULT_CONFIG.copy()
         cfg.update({"discount_factor": 0.98, "batch_size": settings.batch_size, "random_timesteps": 0,
-                    "learning_starts": 100, "learn_entropy": True})
+                    "learning_starts": settings.learning_starts, "learn_entropy": True})
         memory = RandomMemory(memory_size=settings.memory_size, num_envs=env.num_envs, device=device)
         Agent = SAC_RNN
     cfg["experiment"] = {**cfg["experiment"], **experiment}
