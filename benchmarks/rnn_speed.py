@@ -4,6 +4,7 @@ masked Pendulum, one run per process, one JSON line.
     .venv/bin/python benchmarks/rnn_speed.py --library skrl_like --backend torch --algorithm PPO --seed 0
     .venv/bin/python benchmarks/rnn_speed.py --library skrl_like --backend jax --algorithm PPO --seed 0
     /work/bench_venvs/torch/bin/python benchmarks/rnn_speed.py --library skrl --algorithm PPO --seed 0
+    python3 benchmarks/rnn_speed.py --summarize benchmarks/results/<file>.jsonl    # medians and ratios (.venv python)
 
 The settings (``SETTINGS``) are written once and read by both libraries: ours builds the agent with the ``Runner``
 from :func:`rnn_learning.runner_cfg` (the configuration of the learning runs), skrl 1.4.3 with model classes written
@@ -35,7 +36,7 @@ SETTINGS = {
     "PPO": {"env": "cartpole", "num_envs": 8, "timesteps": 32_768, "hidden": 64, "mlp": 64, "activation": "tanh",
             "sequence_length": 16, "rollouts": 128, "epochs": 4, "mini_batches": 4, "gamma": 0.99,
             "gae_lambda": 0.95, "lr": 1e-3, "entropy": 0.0, "scale": True, "kl_adaptive": 0.0},
-    "SAC": {"env": "pendulum", "num_envs": 1, "timesteps": 2_000, "hidden": 64, "mlp": 64, "activation": "relu",
+    "SAC": {"env": "pendulum", "num_envs": 1, "timesteps": 1_000, "hidden": 64, "mlp": 64, "activation": "relu",
             "sequence_length": 20, "batch_size": 100, "memory_size": 15_000, "learning_starts": 118},
 }
 # SAC_RNN's learning_starts: skrl_like's update waits until the memory holds batch_size whole sequences (timestep
@@ -82,7 +83,42 @@ def train_skrl_like(settings: argparse.Namespace, backend: str) -> tuple:
     return type(runner.agent).__name__, seconds, cpu_seconds
 
 
+def summarize(paths: list) -> None:
+    """Medians of the JSON lines in ``paths`` per (agent, library, backend), and each entry's speed relative to
+    skrl_like torch's (wall env-steps/s; CPU seconds of train() per env step, steadier on a loaded machine)."""
+    import statistics
+    from collections import defaultdict
+
+    groups = defaultdict(list)
+    for path in paths:
+        with open(path) as lines:
+            for line in lines:
+                if line.startswith("{"):
+                    row = json.loads(line)
+                    groups[(row["agent"], row["env_steps"], row["library"], row["backend"])].append(row)
+    medians = {
+        key: (
+            len(rows),
+            statistics.median(row["env_steps_per_s"] for row in rows),
+            statistics.median(row["cpu_seconds"] for row in rows),
+        )
+        for key, rows in groups.items()
+    }
+    print(
+        "| agent | env steps | library | backend | runs | median env-steps/s | median CPU s "
+        "| skrl_like torch speed / this speed (wall, CPU) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (agent, steps, library, backend), (runs, speed, cpu) in sorted(medians.items()):
+        ours = medians.get((agent, steps, "skrl_like", "torch"))
+        ratio = f"{ours[1] / speed:.2f}x, {cpu / ours[2]:.2f}x" if ours else "n/a"
+        print(f"| {agent} | {steps} | {library} | {backend} | {runs} | {speed:,.1f} | {cpu:.2f} | {ratio} |")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--summarize"]:
+        summarize(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--library", choices=("skrl_like", "skrl"), default="skrl_like")
     parser.add_argument("--backend", choices=("torch", "jax"), default="torch", help="skrl: torch only")
