@@ -64,6 +64,10 @@ class RecurrentModel(Model):
             outputs.append(output)
         return torch.cat(outputs, dim=1).flatten(0, 1), hidden
 
+    def compute(self, inputs, role):  # the logits / the value: the GRU then ``self.net``
+        features, hidden = self.gru_features(inputs, self.training)
+        return self.net(features), {"rnn": [hidden]}
+
 
 def head(inputs: int, settings, outputs: int) -> nn.Sequential:
     activation = ACTIVATIONS[settings.activation]
@@ -75,10 +79,6 @@ class CategoricalPolicy(CategoricalMixin, RecurrentModel):
         RecurrentModel.__init__(self, observation_space, action_space, device, settings)
         CategoricalMixin.__init__(self, unnormalized_log_prob=True)
         self.net = head(self.hidden_size, settings, self.num_actions)
-
-    def compute(self, inputs, role):
-        features, hidden = self.gru_features(inputs, self.training)
-        return self.net(features), {"rnn": [hidden]}
 
 
 class GaussianPolicy(GaussianMixin, RecurrentModel):
@@ -98,10 +98,6 @@ class Value(DeterministicMixin, RecurrentModel):
         RecurrentModel.__init__(self, observation_space, action_space, device, settings)
         DeterministicMixin.__init__(self, clip_actions=False)
         self.net = head(self.hidden_size, settings, 1)
-
-    def compute(self, inputs, role):
-        features, hidden = self.gru_features(inputs, self.training)
-        return self.net(features), {"rnn": [hidden]}
 
 
 class Critic(DeterministicMixin, RecurrentModel):
