@@ -58,11 +58,17 @@ class PendulumNoVelocity(gymnasium.ObservationWrapper):
         return observation * np.array([1.0, 1.0, 0.0], dtype=observation.dtype)
 
 
-def make_masked_env(env: str, num_envs: int, masked: bool = True):
+def make_masked_env(env: str, num_envs: int, masked: bool = True, same_step_autoreset: bool = False):
+    """The sync vector env of ``num_envs`` masked envs. ``same_step_autoreset``: gymnasium's same-step autoreset
+    and Discrete actions taken as ``(num_envs, 1)`` too, the layout skrl 1.4.3 assumes (benchmarks/rnn_speed.py)."""
     wrapper = CartPoleNoVelocity if env == "cartpole" else PendulumNoVelocity
-    if not masked:  # the diagnostic: the full observation
-        return gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(ENVS[env])] * num_envs)
-    return gymnasium.vector.SyncVectorEnv([lambda: wrapper(gymnasium.make(ENVS[env]))] * num_envs)
+    make = (lambda: wrapper(gymnasium.make(ENVS[env]))) if masked else (lambda: gymnasium.make(ENVS[env]))
+    if not same_step_autoreset:
+        return gymnasium.vector.SyncVectorEnv([make] * num_envs)
+    from configs import SqueezeDiscreteActions
+
+    vector = gymnasium.vector.SyncVectorEnv([make] * num_envs, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+    return SqueezeDiscreteActions(vector) if env == "cartpole" else vector
 
 
 def trunk(args) -> list:

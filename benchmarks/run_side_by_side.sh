@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side runs of benchmarks/off_policy.py (SAC, TD3, DDPG, DQN, DDQN) or, with SCRIPT=on_policy,
 # benchmarks/on_policy.py (A2C, TRPO, RPO, CEM), or, with SCRIPT=multi_agent, benchmarks/multi_agent.py (IPPO, MAPPO on
-# MPE simple_spread_v3): skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one process
+# MPE simple_spread_v3), or, with SCRIPT=rnn_speed, benchmarks/rnn_speed.py (PPO_RNN, SAC_RNN: "PPO", "SAC"; issue 29):
+# skrl_like (torch, jax) beside skrl 1.4.3 (torch, jax), one process
 # at a time, the entry order rotating by one position per seed; one JSON line per run appended to $OUT.
 # Run it ALONE on an idle machine (peers: bash benchmarks/setup_peers.sh).
 #
@@ -15,6 +16,7 @@
 #   SCRIPT=on_policy ALGORITHMS="A2C TRPO" ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 #   SCRIPT=multi_agent ALGORITHMS="IPPO MAPPO" SEEDS="0 1 2 3 4" ENTRIES="ours-torch skrl-torch" \
 #     bash benchmarks/run_side_by_side.sh
+#   SCRIPT=rnn_speed ALGORITHMS=PPO ENTRIES="ours-torch skrl-torch" bash benchmarks/run_side_by_side.sh
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."

@@ -197,3 +197,36 @@ def test_a_hand_written_skrl_style_model_threads_its_hidden_state():
             actions.append(action)
         expected, _ = step_by_hand(policy.gru, observations.transpose(0, 1), zero_states("GRU", 1, 2), None)
     torch.testing.assert_close(torch.stack(actions, dim=1), policy.head(expected).detach(), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_run_sequence_gives_the_modules_own_numbers_and_gradients(kind, num_layers):
+    """run_sequence calls the modules' kernels directly: outputs, final states and gradients equal the module's
+    forward, bit for bit, in training mode (dropout 0) and with the weights replaced after construction."""
+    torch.manual_seed(1)
+    module = make_recurrent_module(kind, FEATURES, HIDDEN, num_layers=num_layers)
+    with torch.no_grad():  # a weight changed in place after construction is read by both paths
+        module.weight_hh_l0.mul_(1.5)
+    sequence = torch.randn(4, 7, FEATURES)
+    states = random_states(kind, num_layers, 4)
+    outputs, finals = run_sequence(module, sequence, states)
+    expected, expected_final = module(sequence, states[0] if len(states) == 1 else tuple(states))
+    expected_finals = [expected_final] if len(states) == 1 else list(expected_final)
+    assert torch.equal(outputs, expected)
+    assert all(torch.equal(final, reference) for final, reference in zip(finals, expected_finals))
+    gradients = torch.autograd.grad((outputs**2).sum() + sum(final.sum() for final in finals), module.parameters())
+    expected_loss = (expected**2).sum() + sum(final.sum() for final in expected_finals)
+    expected_gradients = torch.autograd.grad(expected_loss, module.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(gradients, expected_gradients))
+
+
+def test_run_sequence_leaves_other_layers_to_their_forward():
+    """A relu RNN (no direct kernel here) runs through the module's forward: its numbers, not tanh's."""
+    torch.manual_seed(2)
+    module = torch.nn.RNN(FEATURES, HIDDEN, batch_first=True, nonlinearity="relu")
+    sequence, state = torch.randn(2, 3, FEATURES), torch.randn(1, 2, HIDDEN)
+    outputs, finals = run_sequence(module, sequence, [state])
+    expected, expected_final = module(sequence, state)
+    assert torch.equal(outputs, expected) and torch.equal(finals[0], expected_final)
+    assert (outputs >= 0).all()

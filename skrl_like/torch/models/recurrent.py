@@ -26,6 +26,32 @@ def make_recurrent_module(kind: str, input_size: int, hidden_size: int, num_laye
     return RECURRENT_MODULES[kind](input_size, hidden_size, num_layers=num_layers, batch_first=True)
 
 
+#: the ATen kernels behind the modules, called by :func:`run_sequence` with the arguments the modules' ``forward``
+#: passes them: the same numbers and gradients without ``nn.RNNBase.forward``'s Python checks, about 30 us a call (a
+#: third of a one-step call on a few envs; an update makes several calls per mini-batch)
+_KERNELS = {nn.GRU: torch.gru, nn.LSTM: torch.lstm, nn.RNN: torch.rnn_tanh}
+
+
+def _call_module(module: nn.RNNBase, sequence: torch.Tensor, states: list) -> tuple[torch.Tensor, list]:
+    """``module(sequence, states)`` on batch-first ``sequence``; returns the outputs and the list of final states."""
+    kernel = _KERNELS.get(type(module))
+    direct = (
+        kernel is not None
+        and module.batch_first
+        and not module.bidirectional
+        and not getattr(module, "proj_size", 0)
+        and getattr(module, "nonlinearity", "tanh") == "tanh"
+    )
+    if not direct:  # anything else (a subclass, relu, bidirectional, projections): the module's own forward
+        outputs, final = module(sequence, states[0] if len(states) == 1 else tuple(states))
+        return outputs, [final] if len(states) == 1 else list(final)
+    weights = [weight for layer in module.all_weights for weight in layer]
+    hidden = states[0] if len(states) == 1 else tuple(states)
+    arguments = (weights, module.bias, module.num_layers, float(module.dropout), module.training, False, True)
+    outputs, *final = kernel(sequence, hidden, *arguments)
+    return outputs, final
+
+
 def hidden_state_sizes(kind: str, num_layers: int, num_envs: int, hidden_size: int) -> list:
     """The ``sizes`` entry of a model's ``{"rnn": ...}`` specification: one tuple, two for LSTM (hidden, cell)."""
     return [(num_layers, num_envs, hidden_size)] * (2 if kind == "LSTM" else 1)
@@ -61,8 +87,7 @@ def run_sequence(
     _check_states(module, states, sequence.shape[0], where)
     states = list(states)
     if terminated is None or sequence.shape[1] == 1:
-        outputs, final = module(sequence, states[0] if len(states) == 1 else tuple(states))
-        return outputs, [final] if len(states) == 1 else list(final)
+        return _call_module(module, sequence, states)
     terminated = terminated.reshape(sequence.shape[0], sequence.shape[1]).bool()
     # run piecewise between the steps after which some row's episode ended (one module call per piece)
     cuts = (terminated[:, :-1].any(dim=0).nonzero(as_tuple=True)[0] + 1).tolist()
@@ -72,8 +97,7 @@ def run_sequence(
         if start > 0:
             keep = (~terminated[:, start - 1]).to(sequence.dtype).view(1, -1, 1)
             states = [state * keep for state in states]
-        output, final = module(sequence[:, start:end], states[0] if len(states) == 1 else tuple(states))
-        states = [final] if len(states) == 1 else list(final)
+        output, states = _call_module(module, sequence[:, start:end], states)
         pieces.append(output)
     return torch.cat(pieces, dim=1), states
 
