@@ -2,10 +2,11 @@
 only their import lines and their trainer's timesteps, and every import it writes resolves in skrl_like (the names
 the 30 scripts import, listed here by hand)."""
 
-import importlib.util
 import pathlib
 
 import pytest
+
+from examples import load_script
 
 DRIVER = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "skrl_rnn_scripts.py"
 IMPORTS = """\
@@ -28,10 +29,7 @@ from skrl.utils import set_seed
 
 @pytest.fixture(scope="module")
 def driver():
-    spec = importlib.util.spec_from_file_location("skrl_rnn_scripts", DRIVER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DRIVER, "skrl_rnn_scripts")
 
 
 def test_only_the_import_lines_and_the_timesteps_change_and_the_imports_resolve(driver):

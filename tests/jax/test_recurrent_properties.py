@@ -26,6 +26,7 @@ from skrl_like.jax.agents.sac import SAC_RNN
 from skrl_like.jax.memories import RandomMemory
 from skrl_like.jax.models import DeterministicMixin, Model
 from tests.jax.recurrent_models import ACTIONS, OBSERVATIONS, LinearValue, RecurrentGaussianPolicy, RecurrentValue
+from tests.recurrent_rollouts import check_sequences, check_stored_states, drawn_rollout
 
 PROPERTY_SETTINGS = settings(
     derandomize=True, max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -83,10 +84,7 @@ def drive(agent, setup, steps, size):
     """The trainer's loop for ``steps`` steps on random observations; returns them ``(steps, num_envs, size)`` and
     the episode ends ``(steps, num_envs)`` (terminated or truncated), after every recorded call has arrived."""
     agent.init({"timesteps": steps})
-    rng = np.random.default_rng(setup.seed)
-    observations = rng.normal(size=(steps + 1, setup.num_envs, size)).astype(np.float32)
-    rewards = rng.normal(size=(steps, setup.num_envs, 1)).astype(np.float32)
-    terminated, truncated = (ends[..., None] for ends in setup.episode_ends(steps))
+    observations, rewards, terminated, truncated = drawn_rollout(setup, steps, size)
     for t in range(steps):
         actions, _, _ = agent.act(observations[t], t, steps)
         agent.record_transition(
@@ -97,33 +95,10 @@ def drive(agent, setup, steps, size):
     return observations[:steps], (terminated | truncated)[..., 0]
 
 
-def check_stored_states(memory, names, setup, ended, first_step):
-    """The memory's stored states (its first ``setup.steps`` rows are steps ``first_step`` onwards): dtype, shapes,
-    and zero exactly where the step before ended an episode (nothing before the first step: zeros)."""
-    for name in names:
-        stored = np.asarray(memory.get_tensor_by_name(name))
-        assert stored.dtype == np.float32
-        assert stored.shape == (memory.memory_size, setup.num_envs, 1, setup.hidden)
-        zero = (stored[: setup.steps] == 0).reshape(setup.steps, setup.num_envs, -1).all(-1)
-        previous = np.concatenate([np.ones((1, setup.num_envs), bool), ended[:-1]])[first_step:]
-        np.testing.assert_array_equal(zero, previous[: setup.steps])
-
-
-def check_sequences(call, setup, observations, ended, stored_states):
-    """Each ``sequence_length`` rows of a training-layout call are consecutive steps of one environment (found by
-    its observation), with its episode ends, starting from the state stored with the first. Returns the starts."""
-    states, length = call["states"], setup.sequence_length
-    assert states.shape[0] % length == 0
-    starts = []
-    for first in range(0, states.shape[0], length):
-        (t0, env), *others = np.argwhere((observations == states[first]).all(-1)).tolist()
-        assert not others
-        np.testing.assert_array_equal(states[first : first + length], observations[t0 : t0 + length, env])
-        np.testing.assert_array_equal(call["terminated"][first : first + length, 0], ended[t0 : t0 + length, env])
-        for started, stored in zip(call["rnn"], stored_states):
-            np.testing.assert_array_equal(started[:, first], stored[t0, env])
-        starts.append((t0, env))
-    return starts
+def ppo_agent(models, setup, rollouts, mini_batches):
+    memory = RandomMemory(memory_size=rollouts, num_envs=setup.num_envs)
+    cfg = {"rollouts": rollouts, "mini_batches": mini_batches, "learning_epochs": 1, "experiment": NO_FILES}
+    return PPO_RNN(models=models, memory=memory, observation_space=OBSERVATIONS, action_space=ACTIONS, cfg=cfg)
 
 
 def changed_and_finite(before, after):
@@ -138,13 +113,7 @@ def test_ppo_rnn_stores_cuts_and_trains_on_whole_sequences(setup):
     policy = built(RecordingPolicy, "policy", setup)
     value = built(RecurrentValue, "value", setup) if setup.recurrent_value else built(LinearValue, "value", setup)
     rollouts = setup.steps
-    agent = PPO_RNN(
-        models={"policy": policy, "value": value},
-        memory=RandomMemory(memory_size=rollouts, num_envs=setup.num_envs),
-        observation_space=OBSERVATIONS,
-        action_space=ACTIONS,
-        cfg={"rollouts": rollouts, "mini_batches": setup.mini_batches, "learning_epochs": 1, "experiment": NO_FILES},
-    )
+    agent = ppo_agent({"policy": policy, "value": value}, setup, rollouts, setup.mini_batches)
     before = {role: jax.device_get(model.state_dict.params) for role, model in agent.models.items()}
     observations, ended = drive(agent, setup, 2 * rollouts, 1)  # two updates: states carried across rollouts
 
@@ -154,9 +123,11 @@ def test_ppo_rnn_stores_cuts_and_trains_on_whole_sequences(setup):
         *names["policy"],
         *(names["value"] if setup.recurrent_value else []),
     }
-    check_stored_states(agent.memory, names["policy"], setup, ended, rollouts)
-    # the last update (its rollout is the memory's): every sequence of every environment, once
     stored = [np.asarray(agent.memory.get_tensor_by_name(name)) for name in names["policy"]]
+    for states in stored:
+        assert states.shape[0] == rollouts
+        check_stored_states(states, setup, ended, rollouts)
+    # the last update (its rollout is the memory's): every sequence of every environment, once
     assert len(CALLS["policy"]) == 2 * setup.mini_batches
     starts = [
         start
@@ -194,8 +165,10 @@ def test_sac_rnn_samples_whole_sequences_from_their_stored_states(setup, batch_f
     observations, ended = drive(agent, setup, setup.steps, 3)
 
     names = [f"rnn_policy_{i}" for i in range(2 if setup.kind == "LSTM" else 1)]
-    check_stored_states(agent.memory, names, setup, ended, 0)
     stored = [np.asarray(agent.memory.get_tensor_by_name(name)) for name in names]
+    for states in stored:
+        assert states.shape[0] == setup.steps + 1
+        check_stored_states(states, setup, ended, 0)
     assert CALLS["critic_1"], "the memory held batch_size sequences by the last step: an update ran"
     for call in CALLS["critic_1"]:  # the critic step's and the policy step's
         assert len(check_sequences(call, setup, observations, ended, stored)) == batch_size
@@ -211,14 +184,7 @@ def test_rollouts_mini_batches_and_memories_that_do_not_hold_whole_sequences_are
     value = built(LinearValue, "value", setup)
 
     def ppo(rollouts, mini_batches):
-        agent = PPO_RNN(
-            models={"policy": policy, "value": value},
-            memory=RandomMemory(memory_size=rollouts, num_envs=setup.num_envs),
-            observation_space=OBSERVATIONS,
-            action_space=ACTIONS,
-            cfg={"rollouts": rollouts, "mini_batches": mini_batches, "experiment": NO_FILES},
-        )
-        agent.init({"timesteps": rollouts})
+        ppo_agent({"policy": policy, "value": value}, setup, rollouts, mini_batches).init({"timesteps": rollouts})
 
     total, rows = setup.num_envs * setup.sequences, setup.num_envs * setup.steps
     uneven = [count for count in range(2, rows + 1) if total % count]  # (more than rows: refused for another reason)
