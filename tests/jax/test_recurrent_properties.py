@@ -17,9 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from strategies import recurrent_setups
+from strategies import RecurrentSetup, recurrent_setups
 
 from skrl_like.jax.agents.ppo import PPO_RNN
 from skrl_like.jax.agents.sac import SAC_RNN
@@ -28,9 +28,12 @@ from skrl_like.jax.models import DeterministicMixin, Model
 from tests.jax.recurrent_models import ACTIONS, OBSERVATIONS, LinearValue, RecurrentGaussianPolicy, RecurrentValue
 from tests.recurrent_rollouts import check_sequences, check_stored_states, drawn_rollout
 
+# two drawn examples (the first is the smallest setup), and one given: each compiles its own update, and the few drawn
+# ones have no episode end or one mini-batch only, so the given one has both, several sequences and an LSTM
 PROPERTY_SETTINGS = settings(
-    derandomize=True, max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    derandomize=True, max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+RICH = {"sequences": 2, "mini_batches": 2, "hidden": 2, "seed": 3, "end_probability": 0.5}
 NO_FILES = {"write_interval": 0, "checkpoint_interval": 0}
 CRITIC_ROLES = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
 REPLAY_OBSERVATIONS = gymnasium.spaces.Box(-1.0, 1.0, (3,))
@@ -108,6 +111,7 @@ def changed_and_finite(before, after):
 
 @PROPERTY_SETTINGS
 @given(setup=recurrent_setups())
+@example(setup=RecurrentSetup(num_envs=2, sequence_length=3, kind="LSTM", recurrent_value=True, **RICH))
 def test_ppo_rnn_stores_cuts_and_trains_on_whole_sequences(setup):
     CALLS.clear()
     policy = built(RecordingPolicy, "policy", setup)
@@ -145,6 +149,9 @@ def test_ppo_rnn_stores_cuts_and_trains_on_whole_sequences(setup):
 
 @PROPERTY_SETTINGS
 @given(setup=recurrent_setups(), batch_fraction=st.floats(0, 1))
+@example(
+    setup=RecurrentSetup(num_envs=2, sequence_length=3, kind="GRU", recurrent_value=False, **RICH), batch_fraction=0.5
+)
 def test_sac_rnn_samples_whole_sequences_from_their_stored_states(setup, batch_fraction):
     CALLS.clear()
     models = {
