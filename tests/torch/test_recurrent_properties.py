@@ -13,6 +13,7 @@ from strategies import recurrent_setups
 from skrl_like.torch.agents.ppo import PPO_RNN
 from skrl_like.torch.agents.sac import SAC_RNN
 from skrl_like.torch.memories import RandomMemory
+from tests.recurrent_rollouts import check_sequences, check_stored_states, drawn_rollout
 from tests.torch.recurrent_models import ACTIONS, OBSERVATIONS, LinearValue, RecurrentGaussianPolicy, RecurrentValue
 from tests.torch.test_recurrent_offpolicy import Critic, GaussianPolicy
 
@@ -39,10 +40,7 @@ def drive(agent, setup, steps, size):
     """The trainer's loop for ``steps`` steps on random observations; returns them ``(steps, num_envs, size)`` and
     the episode ends ``(steps, num_envs)`` (terminated or truncated)."""
     agent.init({"timesteps": steps})
-    rng = np.random.default_rng(setup.seed)
-    observations = torch.from_numpy(rng.normal(size=(steps + 1, setup.num_envs, size)).astype(np.float32))
-    rewards = torch.from_numpy(rng.normal(size=(steps, setup.num_envs, 1)).astype(np.float32))
-    terminated, truncated = (torch.from_numpy(ends).unsqueeze(-1) for ends in setup.episode_ends(steps))
+    observations, rewards, terminated, truncated = map(torch.from_numpy, drawn_rollout(setup, steps, size))
     for t in range(steps):
         with torch.no_grad():
             actions, _, _ = agent.act(observations[t], t, steps)
@@ -50,36 +48,20 @@ def drive(agent, setup, steps, size):
             observations[t], actions, rewards[t], observations[t + 1], terminated[t], truncated[t], {}, t, steps
         )
         agent.post_interaction(t, steps)
-    return observations[:steps], (terminated | truncated)[..., 0]
+    return observations[:steps].numpy(), (terminated | truncated)[..., 0].numpy()
 
 
-def check_stored_states(memory, names, setup, ended, first_step):
-    """The memory's stored states (its first ``setup.steps`` rows are steps ``first_step`` onwards): shapes, and zero
-    exactly where the step before ended an episode (nothing before the first step: zeros)."""
-    for name in names:
-        stored = memory.get_tensor_by_name(name)
-        assert stored.shape == (memory.memory_size, setup.num_envs, 1, setup.hidden)
-        stored = stored[: setup.steps]
-        zero = (stored == 0).flatten(2).all(-1)
-        previous = torch.cat([torch.ones(1, setup.num_envs, dtype=torch.bool), ended[:-1]])[first_step:]
-        assert torch.equal(zero, previous[: setup.steps])
+def as_numpy(call):
+    """A recorded call's tensors as NumPy arrays (the shared checks are NumPy)."""
+    return {
+        "states": call["states"].detach().numpy(),
+        "rnn": [s.detach().numpy() for s in call["rnn"]],
+        "terminated": call["terminated"].detach().numpy(),
+    }
 
 
-def check_sequences(call, setup, observations, ended, stored_states):
-    """Each ``sequence_length`` rows of a training-layout call are consecutive steps of one environment (found by
-    its observation), with its episode ends, starting from the state stored with the first. Returns the starts."""
-    states, length = call["states"], setup.sequence_length
-    assert states.shape[0] % length == 0
-    starts = []
-    for first in range(0, states.shape[0], length):
-        (t0, env), *others = (observations == states[first]).all(-1).nonzero().tolist()
-        assert not others
-        assert torch.equal(states[first : first + length], observations[t0 : t0 + length, env])
-        assert torch.equal(call["terminated"][first : first + length, 0], ended[t0 : t0 + length, env])
-        for started, stored in zip(call["rnn"], stored_states):
-            assert torch.equal(started[:, first], stored[t0, env])
-        starts.append((t0, env))
-    return starts
+def stored_states(memory, names):
+    return [memory.get_tensor_by_name(name).numpy() for name in names]
 
 
 @PROPERTY_SETTINGS
@@ -108,14 +90,16 @@ def test_ppo_rnn_stores_cuts_and_trains_on_whole_sequences(setup):
         *names["policy"],
         *(names["value"] if setup.recurrent_value else []),
     }
-    check_stored_states(agent.memory, names["policy"], setup, ended, rollouts)
+    stored = stored_states(agent.memory, names["policy"])
+    for states in stored:
+        assert states.shape[0] == rollouts
+        check_stored_states(states, setup, ended, rollouts)
     # the last update (its rollout is the memory's): every sequence of every environment, once
-    stored = [agent.memory.get_tensor_by_name(name) for name in names["policy"]]
     calls = policy.calls[-setup.mini_batches :]
     starts = [
         start
         for call in calls
-        for start in check_sequences(call, setup, observations[rollouts:], ended[rollouts:], stored)
+        for start in check_sequences(as_numpy(call), setup, observations[rollouts:], ended[rollouts:], stored)
     ]
     expected = {(t, env) for t in range(0, rollouts, setup.sequence_length) for env in range(setup.num_envs)}
     assert sorted(starts) == sorted(expected)
@@ -143,11 +127,13 @@ def test_sac_rnn_samples_whole_sequences_from_their_stored_states(setup, batch_f
     observations, ended = drive(agent, setup, setup.steps, 3)
 
     names = [f"rnn_policy_{i}" for i in range(2 if setup.kind == "LSTM" else 1)]
-    check_stored_states(agent.memory, names, setup, ended, 0)
-    stored = [agent.memory.get_tensor_by_name(name) for name in names]
+    stored = stored_states(agent.memory, names)
+    for states in stored:
+        assert states.shape[0] == setup.steps + 1
+        check_stored_states(states, setup, ended, 0)
     calls = [call for call in models["critic_1"].calls if call["terminated"] is not None]
     assert calls, "the memory held batch_size sequences by the last step: an update ran"
     for call in calls:
-        starts = check_sequences(call, setup, observations, ended, stored)
+        starts = check_sequences(as_numpy(call), setup, observations, ended, stored)
         assert len(starts) == batch_size
     assert all(torch.isfinite(p).all() for model in models.values() for p in model.parameters())
