@@ -257,26 +257,16 @@ class PackedReport:
 def compile_packed_update(agent: Any) -> None:
     """Compile the agent's pure ``_learn(learner, *inputs, timestep) -> (learner, report)`` with its report packed:
     ``agent._packed_learn`` (:class:`PackedReport`) and ``agent._update_fn`` (``jax.jit``, or one SPMD program over
-    the processes), which :func:`learn_checked` runs."""
+    the processes), which :func:`learn_deferred` runs."""
     agent._packed_learn = PackedReport(agent._learn)
     agent._update_fn = compile_update(agent._packed_learn)
-
-
-def learn_checked(agent: Any, timestep: int, *inputs: Any) -> Any:
-    """One update: the compiled ``_learn`` on the learner the agent gathers, its report read back in one transfer and
-    checked (``agent.check_update`` raises naming the first non-finite quantity) before the learner is committed, so
-    a failed check leaves the agent untouched. Returns the report."""
-    learner, packed = agent._update_fn(agent.gather_learner(), *inputs, np.int32(timestep))
-    report = agent._packed_learn.unpack(packed)
-    agent.check_update(timestep, learner, report)
-    agent.commit_learner(learner)
-    return report
 
 
 def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
     """One update whose report stays on the device: the learner is committed at once, and the finite flags and tracked
     values are read at the next write or checkpoint step (``agent._handle_report``); with writing off they are read
-    now, as :func:`learn_checked` does, so that a failed check leaves the agent untouched."""
+    now (one transfer) and checked (``agent.check_update`` raises naming the first non-finite quantity) before the
+    learner is committed, so that a failed check leaves the agent untouched."""
     inputs = (batches, np.int32(timestep))
     if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
         inputs = agent._to_device(inputs)
@@ -301,11 +291,12 @@ def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
 
 
 def track_records(agent: Any, records: Any) -> None:
-    """An update's checked records tracked one value per gradient step (those NaN by design left out)."""
+    """An update's checked records tracked one value per gradient step, or one per update where the agent reduces
+    them over its steps (DQN); those NaN by design left out."""
     for tag, values in agent.tracked_values(records).items():
-        for step in range(agent.cfg["gradient_steps"]):
-            if not np.isnan(values[step]):
-                agent.track_data(tag, values[step])
+        for value in np.atleast_1d(values):
+            if not np.isnan(value):
+                agent.track_data(tag, value)
 
 
 def _to_words(values: jax.Array) -> jax.Array:
