@@ -42,6 +42,7 @@ from skrl_like.core.agents.off_policy import (
     identical_twins_warning,
     noise_scale,
 )
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.mechanics import polyak_update
 from skrl_like.jax.resources.noises import GaussianNoise
@@ -183,6 +184,19 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
     memory.create_tensor(name="rewards", size=1, dtype=jnp.float32)
     memory.create_tensor(name="terminated", size=1, dtype=jnp.int8)
     memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
+
+
+def preprocess_privileged(agent: Any, learner: Any, batch: Transition) -> Tuple[Any, Transition]:
+    """``(learner, batch)`` with the batch's privileged states before and after the step preprocessed where the
+    critics read them (pure): the statistics (``learner.privileged_state_preprocessor``) updated with both, as the
+    states' are with the states and the next states (torch: ``critic_states`` with the preprocessor)."""
+    if PRIVILEGED_STATES not in batch.extras:
+        return learner, batch
+    functional = agent._privileged_state_functional
+    statistics, states = functional(learner.privileged_state_preprocessor, batch.extras[PRIVILEGED_STATES], train=True)
+    statistics, next_states = functional(statistics, batch.extras[NEXT_PRIVILEGED_STATES], train=True)
+    extras = {**batch.extras, PRIVILEGED_STATES: states, NEXT_PRIVILEGED_STATES: next_states}
+    return learner._replace(privileged_state_preprocessor=statistics), batch._replace(extras=extras)
 
 
 def sample_batches(
