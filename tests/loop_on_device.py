@@ -1,6 +1,6 @@
 """What tests/torch/test_loop_on_device.py and tests/jax/test_loop_on_device.py share: the run's intervals, which of its
-steps read the host, and PPO, A2C or SAC built with tiny models on a wrapped Isaac Lab stand-in, from the classes of a
-backend (``"torch"`` or ``"jax"``, imported only when asked for)."""
+steps read the host, the Isaac Lab stand-in (with discrete actions for DQN), and PPO, A2C, SAC or DQN built with tiny
+models on it, from the classes of a backend (``"torch"`` or ``"jax"``, imported only when asked for)."""
 
 import copy
 import importlib
@@ -14,6 +14,31 @@ def reads_the_host(timestep):
     """The loop steps whose post_interaction writes, checkpoints or ends the run (timestep + 1 is what it checks)."""
     step = timestep + 1
     return step % WRITE_INTERVAL == 0 or step % CHECKPOINT_INTERVAL == 0 or step >= TIMESTEPS
+
+
+def standin(discrete=False, **kwargs):
+    """The Isaac Lab stand-in (8 envs, 12 observations, 2 action dimensions); ``discrete``: its actions are
+    ``Discrete(4)``, a unit move along one axis either way (for DQN)."""
+    import gymnasium
+    import torch
+
+    from skrl_like.envs import IsaacLabStandInEnv
+
+    class DiscreteStandIn(IsaacLabStandInEnv):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.single_action_space = gymnasium.spaces.Discrete(2 * self.actions.shape[-1])
+            self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+
+        def _pre_physics_step(self, actions):
+            # one-hot by comparison (torch's one_hot checks the range on the host)
+            choices = torch.arange(self.single_action_space.n, device=self.device)
+            moves = (actions.reshape(-1, 1) == choices).float()
+            self.actions = moves[:, 0::2] - moves[:, 1::2]
+
+    return (DiscreteStandIn if discrete else IsaacLabStandInEnv)(
+        num_envs=8, observation_size=12, action_size=2, **kwargs
+    )
 
 
 def backend_classes(backend):
@@ -32,10 +57,16 @@ def make_agent(backend, algorithm, env, directory, **cfg_changes):
     backend = backend_classes(backend)
     network = lambda inputs: [{"name": "net", "input": inputs, "layers": [8], "activations": "elu"}]  # noqa: E731
     spaces = (env.observation_space, env.action_space, env.device)
-    policy = backend.gaussian_model(*spaces, network=network("STATES"), output="ACTIONS")
+    if algorithm.__name__ != "DQN":
+        policy = backend.gaussian_model(*spaces, network=network("STATES"), output="ACTIONS")
     experiment = {"directory": directory, "write_interval": WRITE_INTERVAL, "checkpoint_interval": CHECKPOINT_INTERVAL}
     cfg = copy.deepcopy(backend.default_config(algorithm.__name__))
-    if algorithm.__name__ == "SAC":
+    if algorithm.__name__ == "DQN":
+        q_network = lambda: backend.deterministic_model(*spaces, network=network("STATES"), output="ACTIONS")  # noqa: E731
+        models = {"q_network": q_network(), "target_q_network": q_network()}
+        cfg.update(batch_size=8, learning_starts=2)
+        memory_size = 64
+    elif algorithm.__name__ == "SAC":
         critic_network = network("concatenate([STATES, ACTIONS])")
         roles = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
         models = {role: backend.deterministic_model(*spaces, network=critic_network, output="ONE") for role in roles}
@@ -47,7 +78,8 @@ def make_agent(backend, algorithm, env, directory, **cfg_changes):
         cfg.update(state_preprocessor=backend.RunningStandardScaler)
         cfg.update(state_preprocessor_kwargs={"size": env.observation_space})
         memory_size = 3
-    models["policy"] = policy
+    if algorithm.__name__ != "DQN":
+        models["policy"] = policy
     for role, model in models.items():
         if hasattr(model, "init_state_dict"):  # JAX models are built with their parameters here
             model.init_state_dict(role)

@@ -102,7 +102,8 @@ PRIVILEGED = gymnasium.spaces.Box(-np.inf, np.inf, (7,))  # the critic group: an
 ASYMMETRIC_CFG = {**CFG, "learning_epochs": 2, "clip_predicted_values": False}
 
 
-def test_one_asymmetric_ppo_update_gives_the_same_losses_and_value_weights_in_torch_and_jax():
+@pytest.mark.parametrize("privileged_preprocessor", [False, True])
+def test_one_asymmetric_ppo_update_gives_the_same_losses_and_value_weights_in_torch_and_jax(privileged_preprocessor):
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     states = rng.normal(size=(ROLLOUTS, NUM_ENVS, 4)).astype(np.float32)
@@ -118,11 +119,17 @@ def test_one_asymmetric_ppo_update_gives_the_same_losses_and_value_weights_in_to
     jax_value = load_torch_weights(JaxValue(observation_space=PRIVILEGED), "value", torch_value)
     for value in (torch_value, jax_value):
         value.state_space = PRIVILEGED  # reads the privileged states
+    # the privileged states' own preprocessor (skrl 2.x's state_preprocessor beside its observation_preprocessor)
+    scaler = lambda scaler_class: (  # noqa: E731
+        {"privileged_state_preprocessor": scaler_class, "privileged_state_preprocessor_kwargs": {"size": PRIVILEGED}}
+        if privileged_preprocessor
+        else {}
+    )
     agents = (
         TorchPPO({"policy": torch_policy, "value": torch_value}, TorchMemory(ROLLOUTS, NUM_ENVS, "cpu"), OBSERVATIONS,
-                 ACTIONS, "cpu", cfg=dict(ASYMMETRIC_CFG)),
+                 ACTIONS, "cpu", cfg={**ASYMMETRIC_CFG, **scaler(TorchScaler)}),
         JaxPPO({"policy": jax_policy, "value": jax_value}, JaxMemory(ROLLOUTS, NUM_ENVS), OBSERVATIONS, ACTIONS,
-               cfg=dict(ASYMMETRIC_CFG)),
+               cfg={**ASYMMETRIC_CFG, **scaler(JaxScaler)}),
     )  # fmt: skip
     for agent, to_array in zip(agents, (torch.from_numpy, np.asarray)):
         assert agent.privileged_roles == ("value",)
@@ -136,3 +143,14 @@ def test_one_asymmetric_ppo_update_gives_the_same_losses_and_value_weights_in_to
     assert jax_losses == pytest.approx(torch_losses, abs=1e-4)
     pairs = zip(*(jax.tree_util.tree_leaves(p) for p in (jax_value.state_dict.params, flax_params(torch_value))))
     assert all(np.allclose(jax_leaf, torch_leaf, atol=1e-4) for jax_leaf, torch_leaf in pairs)
+    if privileged_preprocessor:  # the same statistics, of the rollout's privileged states (count 1 + its rows)
+        torch_scaler, jax_scaler = (agent.checkpoint_modules["privileged_state_preprocessor"] for agent in agents)
+        assert (
+            float(torch_scaler.current_count) == np.asarray(jax_scaler.current_count).item() == 1 + ROLLOUTS * NUM_ENVS
+        )
+        rows = privileged[:ROLLOUTS].reshape(-1, 7).astype(np.float64)
+        for name in ("running_mean", "running_variance"):
+            np.testing.assert_allclose(
+                np.asarray(getattr(jax_scaler, name)), getattr(torch_scaler, name).numpy(), atol=1e-5
+            )
+        np.testing.assert_allclose(torch_scaler.running_mean.numpy(), rows.sum(0) / (1 + len(rows)), atol=1e-6)

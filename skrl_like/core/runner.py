@@ -82,6 +82,7 @@ RESOURCE_KEYS = (
     "learning_rate_scheduler",
     "state_preprocessor",
     "shared_state_preprocessor",
+    "privileged_state_preprocessor",
     "value_preprocessor",
     "amp_state_preprocessor",
     "observation_preprocessor",  # skrl 2.x's spellings (read as skrl 1.4's by translate_skrl2_keys)
@@ -280,8 +281,9 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
 
     In a 2.x config (one with a 2.x-only key) without ``clip_predicted_values``, value clipping is on when
     ``value_clip > 0``, as in skrl 2.x. Beside ``observation_preprocessor``, 2.x's ``state_preprocessor`` is the
-    preprocessor of the states: MAPPO's ``shared_state_preprocessor``; the other agents have none for the privileged
-    states (an asymmetric critic reads them as they come), so it must be none or the observations' own.
+    preprocessor of the states: MAPPO's ``shared_state_preprocessor``, the ``privileged_state_preprocessor`` of the
+    agents with an asymmetric value model or critics (PPO, A2C, RPO, TRPO, SAC, TD3, DDPG); the other agents have none
+    for the privileged states, so it must be none or the observations' own.
 
     :param defaults: the algorithm's default config (which keys it has, and ``value_clip``'s default).
     :raises RunnerConfigError: both spellings of one key, with different values (naming both keys and the fix).
@@ -299,12 +301,18 @@ def translate_skrl2_keys(agent: Mapping[str, Any], defaults: Mapping[str, Any]) 
                         key, value, f"shared_{key}", agent[f"shared_{key}"], "name MAPPO's state preprocessor"
                     )
                 agent[f"shared_{key}"] = value
+            elif f"privileged_{key}" in defaults:  # the states an asymmetric value model or critic reads
+                if f"privileged_{key}" in agent and not _same_value(agent[f"privileged_{key}"], value):
+                    raise _conflict(
+                        key, value, f"privileged_{key}", agent[f"privileged_{key}"], "name the privileged states' one"
+                    )
+                agent[f"privileged_{key}"] = value
             elif not (_same_value(value, None) or _same_value(value, agent.get(key.replace("state", "observation")))):
                 raise RunnerConfigError(
                     f"agent.{key} ({value!r}) is skrl 2.x's preprocessor of privileged states, beside "
-                    f"agent.{key.replace('state', 'observation')}; skrl_like's agents have none for the privileged "
-                    f"states (an asymmetric critic reads them as they come): remove agent.{key} or give it the "
-                    "observations' value"
+                    f"agent.{key.replace('state', 'observation')}; this agent has no model that reads the "
+                    f"privileged states (only PPO, A2C, RPO, TRPO, SAC, TD3 and DDPG have one), so none to preprocess: "
+                    f"remove agent.{key} or give it the observations' value"
                 )
     for key_2x, key_14 in SKRL2_RENAMES.items():
         if key_2x in agent:
@@ -694,9 +702,12 @@ class RunnerCore:
             if key == "mappo":
                 kwargs["shared_observation_spaces"] = state_spaces
         else:
-            observation_space, action_space, _ = self._spaces(env, "agent")
+            observation_space, action_space, state_space = self._spaces(env, "agent")
             if "state_preprocessor_kwargs" in agent_cfg:
                 agent_cfg["state_preprocessor_kwargs"].update(size=observation_space, device=device)
+            if agent_cfg.get("privileged_state_preprocessor") and state_space is not None:
+                agent_cfg.setdefault("privileged_state_preprocessor_kwargs", {})
+                agent_cfg["privileged_state_preprocessor_kwargs"].update(size=state_space, device=device)
             if "value_preprocessor_kwargs" in agent_cfg:
                 agent_cfg["value_preprocessor_kwargs"].update(size=1, device=device)
             # noises are built here from their *_kwargs, which the agent does not know (skrl's agents ignore them)

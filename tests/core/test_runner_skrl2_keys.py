@@ -1,10 +1,12 @@
 """skrl 2.x's agent key names (Isaac Lab 3.0's configs) read as skrl 1.4's by the Runner: each rename, value clipping
-turned on by ``value_clip > 0`` in a 2.x config, 2.x's state preprocessor (MAPPO's shared one), AMP's reward scales,
-and a config that gives both spellings of one key with different values refused with both keys named."""
+turned on by ``value_clip > 0`` in a 2.x config, 2.x's state preprocessor (MAPPO's shared one, the others' privileged
+states' one), AMP's reward scales, and a config that gives both spellings of one key with different values refused
+with both keys named."""
 
 import pytest
 
 from skrl_like.core.agents.amp import AMP_DEFAULT_CONFIG
+from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG
@@ -74,14 +76,33 @@ def test_both_spellings_with_different_values_are_refused_naming_both(agent, nam
     assert all(name in str(error.value) for name in names)
 
 
-def test_skrl2s_state_preprocessor_beside_the_observation_one():
+def test_skrl2s_state_preprocessor_beside_the_observation_one_is_the_privileged_states_one():
+    both = {
+        "observation_preprocessor": None,
+        "state_preprocessor": "RunningStandardScaler",
+        "state_preprocessor_kwargs": None,
+    }
+    for defaults in (PPO_DEFAULT_CONFIG, SAC_DEFAULT_CONFIG):  # an asymmetric value model or critics
+        translated = translate_skrl2_keys(both, defaults)
+        assert translated["state_preprocessor"] is None  # the observations'
+        assert translated["privileged_state_preprocessor"] == "RunningStandardScaler"
+        assert translated["privileged_state_preprocessor_kwargs"] is None
+    # skrl 1.4's spelling: state_preprocessor is the observations' (no privileged one)
+    assert translate_skrl2_keys({"state_preprocessor": "RunningStandardScaler"}, PPO_DEFAULT_CONFIG) == {
+        "state_preprocessor": "RunningStandardScaler"
+    }
+    with pytest.raises(RunnerConfigError, match="agent.state_preprocessor.*agent.privileged_state_preprocessor"):
+        translate_skrl2_keys({**both, "privileged_state_preprocessor": None}, PPO_DEFAULT_CONFIG)
+
+
+def test_skrl2s_state_preprocessor_of_an_agent_without_privileged_states_must_be_none_or_the_observations_one():
     same = {"observation_preprocessor": "RunningStandardScaler", "state_preprocessor": "RunningStandardScaler"}
-    assert translate_skrl2_keys(same, PPO_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
+    assert translate_skrl2_keys(same, DQN_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
     none = {"observation_preprocessor": "RunningStandardScaler", "state_preprocessor": None}
-    assert translate_skrl2_keys(none, PPO_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
+    assert translate_skrl2_keys(none, DQN_DEFAULT_CONFIG)["state_preprocessor"] == "RunningStandardScaler"
     different = {"observation_preprocessor": None, "state_preprocessor": "RunningStandardScaler"}
-    with pytest.raises(RunnerConfigError, match="privileged states.*remove agent.state_preprocessor"):
-        translate_skrl2_keys(different, PPO_DEFAULT_CONFIG)
+    with pytest.raises(RunnerConfigError, match="no model that reads the privileged states.*remove agent.state_pre"):
+        translate_skrl2_keys(different, DQN_DEFAULT_CONFIG)
 
 
 def test_mappos_skrl2_state_preprocessor_is_its_shared_one():

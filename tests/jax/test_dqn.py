@@ -388,7 +388,7 @@ def test_a_nan_reward_is_named_and_nothing_is_committed():
     agent = _hand_made_agent(DQN)
     agent.memory.get_tensor_by_name("rewards")[2] = np.nan
     before = _weights(agent.q_network)[0]
-    with pytest.raises(FloatingPointError, match=r"DQN update at timestep 1: the batch's rewards \(gradient step 0\)"):
+    with pytest.raises(FloatingPointError, match=r"DQN update at timestep 1: the sampled rewards of gradient step 0"):
         agent._update(timestep=1, timesteps=10)
     np.testing.assert_array_equal(_weights(agent.q_network)[0], before)
 
@@ -397,7 +397,7 @@ def test_parameters_made_non_finite_by_the_step_are_named():
     agent = _hand_made_agent(DQN, learning_rate=1e39)
     with pytest.raises(
         FloatingPointError,
-        match=r"the parameters after the optimizer step \(gradient step 0\) \(non-finite now: parameter 'params/linear",
+        match=r"the parameters after the optimizer steps of gradient step 0 \(non-finite now: parameter 'params/linear",
     ):
         agent._update(timestep=1, timesteps=10)
 

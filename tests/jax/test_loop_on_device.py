@@ -1,9 +1,9 @@
-"""The collection loop stays on the device (JAX): PPO, A2C and SAC on the Isaac Lab stand-in through the JAX
+"""The collection loop stays on the device (JAX): PPO, A2C, SAC and DQN on the Isaac Lab stand-in through the JAX
 "isaaclab" wrapper (torch tensors crossing by DLPack), with the progress bar on and writing every few steps, run
 their env steps under ``jax.transfer_guard("disallow")``: no implicit transfer either way (a constant made per step
 from a Python number is one). Excluded as in tests/torch/test_loop_on_device.py: the write and checkpoint steps (and
-the run's last one), the trainer's checkpoints, and an on-policy update (once per rollout). SAC updates at every step:
-its update is guarded."""
+the run's last one), the trainer's checkpoints, and an on-policy update (once per rollout). SAC and DQN update at every
+step: their updates are guarded."""
 
 import contextlib
 import os
@@ -14,14 +14,21 @@ import jax
 import pytest
 
 from skrl_like import config
-from skrl_like.envs import IsaacLabStandInEnv
 from skrl_like.jax import memories
 from skrl_like.jax.agents.a2c import A2C
+from skrl_like.jax.agents.dqn import DQN
 from skrl_like.jax.agents.ppo import PPO
 from skrl_like.jax.agents.sac import SAC
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.trainers import SequentialTrainer
-from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host
+from tests.loop_on_device import TIMESTEPS, TRAINER, WRITE_INTERVAL, make_agent, reads_the_host, standin
+
+LOSS_TAGS = {
+    PPO: "Loss / Policy loss",
+    A2C: "Loss / Policy loss",
+    SAC: "Loss / Policy loss",
+    DQN: "Loss / Q-network loss",
+}
 
 # set by the test below: JAX's default device is another than the env's (and so the agent's), as on a GPU machine
 # where the env runs on the CPU
@@ -34,13 +41,16 @@ def jax_backend(monkeypatch):
     monkeypatch.setattr(config.jax, "backend", "jax")
 
 
-@pytest.mark.parametrize("algorithm, on_device", [(PPO, False), (A2C, False), (SAC, False), (PPO, True), (SAC, True)])
+@pytest.mark.parametrize(
+    "algorithm, on_device",
+    [(PPO, False), (A2C, False), (SAC, False), (DQN, False), (PPO, True), (SAC, True), (DQN, True)],
+)
 def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(
     algorithm, on_device, tmp_path, monkeypatch
 ):
     # on_device: the memory's device storage (the automatic choice on a GPU) is forced here, on a CPU
     monkeypatch.setattr(memories.base, "device_storage_by_default", lambda device: on_device)
-    env = IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2, max_episode_length=5, seed=0)
+    env = standin(algorithm is DQN, max_episode_length=5, seed=0)
     env = wrap_env(env, wrapper="isaaclab", verbose=False)
     agent = make_agent("jax", algorithm, env, str(tmp_path))
     rows = []
@@ -74,7 +84,7 @@ def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(
             return _step(states, timestep, *args)
 
     trainer._step = step
-    if algorithm is not SAC:
+    if algorithm in (PPO, A2C):
         update = agent._update
 
         def allowed_update(*args):
@@ -97,7 +107,7 @@ def test_the_env_steps_between_writes_run_under_a_disallowing_transfer_guard(
     assert host_reads == [] and isinstance(agent._tracker._rewards, jax.Array)
     assert guarded == [0, 1, 2, 4, 6, 8, 9, 10, 12]  # not 3, 7, 11 (write), 5 (checkpoint), 13 (the last)
     assert len(rows) == TIMESTEPS // WRITE_INTERVAL
-    assert "Loss / Policy loss" in rows[-1] and rows[-1]["Episode / Total timesteps (max)"] == 5
+    assert LOSS_TAGS[algorithm] in rows[-1] and rows[-1]["Episode / Total timesteps (max)"] == 5
 
 
 def test_the_guard_would_see_a_constant_made_per_step():
@@ -105,14 +115,21 @@ def test_the_guard_would_see_a_constant_made_per_step():
         jax.numpy.ones(2) * jax.numpy.asarray(0.5)
 
 
-def test_sac_names_a_non_finite_update_at_the_next_write_with_the_timestep_it_appeared(tmp_path):
-    env = wrap_env(
-        IsaacLabStandInEnv(num_envs=8, observation_size=12, action_size=2), wrapper="isaaclab", verbose=False
-    )
-    agent = make_agent("jax", SAC, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
-    with pytest.raises(FloatingPointError, match=r"SAC update at timestep 2: the sampled rewards of gradient step 0"):
+@pytest.mark.parametrize("algorithm, loss_tag", [(SAC, "Loss / Critic loss"), (DQN, "Loss / Q-network loss")])
+def test_an_update_at_every_step_names_a_non_finite_quantity_at_the_next_write_with_its_timestep(
+    algorithm, loss_tag, tmp_path
+):
+    env = wrap_env(standin(algorithm is DQN), wrapper="isaaclab", verbose=False)
+    agent = make_agent("jax", algorithm, env, str(tmp_path), rewards_shaper=lambda rewards, *_: rewards * float("nan"))
+    steps = []
+    post_interaction = agent.post_interaction
+    agent.post_interaction = lambda timestep, timesteps: (steps.append(timestep), post_interaction(timestep, timesteps))
+    message = rf"{algorithm.__name__} update at timestep 2: the sampled rewards of gradient step 0"
+    with pytest.raises(FloatingPointError, match=message):
         SequentialTrainer(env, agent, cfg={**TRAINER, "disable_progressbar": True}).train()
-    assert agent.tracking_data.get("Loss / Critic loss", []) == []  # raised before the reports were tracked
+    # the first update (timestep 2, after learning_starts) went non-finite; read at the first write step (3)
+    assert steps == [0, 1, 2, 3]
+    assert agent.tracking_data.get(loss_tag, []) == []  # raised before the reports were tracked
 
 
 def test_an_agent_off_jaxs_default_device_keeps_its_keys_and_statistics_on_its_own():

@@ -1,7 +1,8 @@
 """Privileged states (asymmetric actor-critic) in the JAX agents, on the Isaac Lab stand-in with a critic group (its
 torch tensors cross by DLPack): the value model / critics read ``env.state()`` inside the compiled updates, the
-policy the observations; nothing is read or stored when no model asks; the CompiledTrainer refuses them. (The
-Runner's skrl 2.x ``STATES`` is backend-neutral: tests/torch/test_privileged_states.py.)"""
+policy the observations; nothing is read or stored when no model asks; the CompiledTrainer refuses them; the privileged
+states' own preprocessor learns from them and is checkpointed. (The Runner's skrl 2.x ``STATES`` is backend-neutral:
+tests/torch/test_privileged_states.py.)"""
 
 import jax
 import numpy as np
@@ -13,6 +14,7 @@ from skrl_like.jax.agents.sac import SAC, SAC_DEFAULT_CONFIG
 from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG
 from skrl_like.jax.envs.wrappers import wrap_env
 from skrl_like.jax.memories import RandomMemory
+from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.trainers import SequentialTrainer
 from skrl_like.jax.utils.model_instantiators import deterministic_model, gaussian_model
 from tests import privileged_helpers as shared
@@ -49,9 +51,9 @@ def model(instantiator, env, role, network=shared.NETWORK, output="ONE", state_s
     return built
 
 
-def on_policy_agent(env, agent_class, defaults, value, rollouts=4):
+def on_policy_agent(env, agent_class, defaults, value, rollouts=4, **keys):
     policy = model(gaussian_model, env, "policy", output="ACTIONS")
-    cfg = shared.config(defaults, rollouts=rollouts, mini_batches=2, learning_epochs=1)
+    cfg = shared.config(defaults, rollouts=rollouts, mini_batches=2, learning_epochs=1, **keys)
     memory = RandomMemory(rollouts, num_envs=shared.NUM_ENVS)
     return agent_class({"policy": policy, "value": value}, memory, env.observation_space, env.action_space, cfg=cfg)
 
@@ -95,6 +97,54 @@ def test_sacs_critics_read_the_sampled_states_and_its_policy_the_observations():
     assert all(
         shared.drawn_from(inputs, memory.get_tensor_by_name("next_privileged_states")) for inputs in target_inputs
     )
+
+
+def privileged_scaler(env):
+    return {
+        "privileged_state_preprocessor": RunningStandardScaler,
+        "privileged_state_preprocessor_kwargs": {"size": env.state_space},
+    }
+
+
+def statistics(preprocessor):
+    """``(running mean, running variance, count)`` as NumPy arrays."""
+    return [np.asarray(getattr(preprocessor, name)) for name in ("running_mean", "running_variance", "current_count")]
+
+
+def test_the_privileged_preprocessor_learns_from_the_envs_states_and_survives_a_checkpoint(tmp_path):
+    env = stand_in()
+    value = model(deterministic_model, env, "value", state_space=env.state_space)
+    agent = on_policy_agent(env, PPO, PPO_DEFAULT_CONFIG, value, **privileged_scaler(env))
+    SequentialTrainer(env, agent, cfg={"timesteps": 4, **shared.QUIET}).train()  # one rollout, one update
+
+    preprocessor = agent.checkpoint_modules["privileged_state_preprocessor"]
+    stored = shared.rows(np.asarray(agent.memory.get_tensor_by_name("privileged_states"), np.float64))
+    # the initial statistics (mean 0, count 1) merged with the rollout's env.state() rows, not the observations
+    saved = statistics(preprocessor)
+    mean, _, count = saved
+    assert count.item() == 1 + len(stored)
+    np.testing.assert_allclose(mean, stored.sum(0) / (1 + len(stored)), rtol=1e-5, atol=1e-6)
+
+    agent.save(str(tmp_path / "agent.pickle"))
+    loaded = on_policy_agent(
+        env, PPO, PPO_DEFAULT_CONFIG, model(deterministic_model, env, "value", state_space=env.state_space),
+        **privileged_scaler(env),
+    )  # fmt: skip
+    loaded.load(str(tmp_path / "agent.pickle"))
+    for restored, kept in zip(statistics(loaded.checkpoint_modules["privileged_state_preprocessor"]), saved):
+        np.testing.assert_array_equal(restored, kept)
+
+
+def test_sacs_privileged_preprocessor_learns_from_the_sampled_states_and_next_states():
+    env = stand_in()
+    models = {"policy": model(gaussian_model, env, "policy", output="ACTIONS")}
+    for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2"):
+        models[role] = model(deterministic_model, env, role, network=shared.Q_NETWORK, state_space=env.state_space)
+    cfg = shared.config(SAC_DEFAULT_CONFIG, batch_size=8, learning_starts=4, **privileged_scaler(env))
+    agent = SAC(models, RandomMemory(64, num_envs=shared.NUM_ENVS), env.observation_space, env.action_space, cfg=cfg)
+    SequentialTrainer(env, agent, cfg={"timesteps": 6, **shared.QUIET}).train()  # updates at timesteps 4 and 5
+    mean, _, count = statistics(agent.checkpoint_modules["privileged_state_preprocessor"])
+    assert count.item() == 1 + 2 * 2 * 8 and mean.shape == (shared.STATES,)
 
 
 def test_nothing_is_read_or_stored_when_no_model_asks_for_the_states():

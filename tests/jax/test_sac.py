@@ -131,7 +131,8 @@ def test_the_default_config_is_the_neutral_one_with_the_spec_keys():
     assert set(SAC_DEFAULT_CONFIG) == {
         "gradient_steps", "batch_size", "discount_factor", "polyak", "actor_learning_rate", "critic_learning_rate",
         "learning_rate_scheduler", "learning_rate_scheduler_kwargs", "state_preprocessor",
-        "state_preprocessor_kwargs", "random_timesteps", "learning_starts", "grad_norm_clip", "learn_entropy",
+        "state_preprocessor_kwargs", "privileged_state_preprocessor", "privileged_state_preprocessor_kwargs",
+        "random_timesteps", "learning_starts", "grad_norm_clip", "learn_entropy",
         "entropy_learning_rate", "initial_entropy_value", "target_entropy", "rewards_shaper", "experiment",
     }  # fmt: skip
     assert (SAC_DEFAULT_CONFIG["batch_size"], SAC_DEFAULT_CONFIG["initial_entropy_value"]) == (64, 0.2)

@@ -58,7 +58,9 @@ def make_a2c(env, rollouts=16, memory_size=None, **cfg):
 
 def test_the_default_config_has_the_spec_keys_and_defaults():
     assert {key: A2C_DEFAULT_CONFIG[key] for key in SPEC_DEFAULTS} == SPEC_DEFAULTS
-    assert set(A2C_DEFAULT_CONFIG) == set(SPEC_DEFAULTS) | {"experiment"}
+    # beside skrl 1.4's keys, the privileged states' preprocessor (skrl 2.x's state_preprocessor)
+    privileged = {"privileged_state_preprocessor", "privileged_state_preprocessor_kwargs"}
+    assert set(A2C_DEFAULT_CONFIG) == set(SPEC_DEFAULTS) | {"experiment"} | privileged
 
 
 # -- one update against an independent reference --------------------------------------------------------------

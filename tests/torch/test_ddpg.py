@@ -100,6 +100,8 @@ def test_the_default_config_has_the_keys_and_defaults_of_the_spec():
         "learning_rate_scheduler_kwargs": {},
         "state_preprocessor": None,
         "state_preprocessor_kwargs": {},
+        "privileged_state_preprocessor": None,  # not in skrl 1.4: the privileged states' own (skrl 2.x's)
+        "privileged_state_preprocessor_kwargs": {},
         "random_timesteps": 0,
         "learning_starts": 0,
         "grad_norm_clip": 0,

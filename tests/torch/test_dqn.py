@@ -466,7 +466,7 @@ def test_config_values_are_checked_with_the_fix_named(key, value, fix):
 def test_a_nan_reward_is_named_at_the_next_update():
     agent = _hand_made_agent(DQN)
     agent.memory.get_tensor_by_name("rewards")[2] = float("nan")
-    with pytest.raises(FloatingPointError, match=r"DQN update at timestep 1: the batch's rewards \(gradient step 0\)"):
+    with pytest.raises(FloatingPointError, match=r"DQN update at timestep 1: the sampled rewards of gradient step 0"):
         agent._update(timestep=1, timesteps=10)
 
 
@@ -474,7 +474,7 @@ def test_a_non_finite_q_value_is_named():
     agent = _hand_made_agent(DQN)
     with torch.no_grad():
         agent.q_network.net.weight[0, 0] = float("inf")
-    with pytest.raises(FloatingPointError, match=r"timestep 1: the Q-network loss \(gradient step 0\) contain NaN"):
+    with pytest.raises(FloatingPointError, match=r"timestep 1: the Q-network loss of gradient step 0 contain NaN"):
         agent._update(timestep=1, timesteps=10)
 
 
@@ -482,7 +482,7 @@ def test_parameters_made_non_finite_by_the_step_are_named():
     agent = _hand_made_agent(DQN, learning_rate=1e39)  # the first Adam step moves each parameter by ~1e39: inf
     with pytest.raises(
         FloatingPointError,
-        match=r"the parameters after the optimizer step \(gradient step 0\) \(non-finite now: parameter 'net.weight'",
+        match=r"the parameters after the optimizer steps of gradient step 0 \(non-finite now: parameter 'net.weight'",
     ):
         agent._update(timestep=1, timesteps=10)
 

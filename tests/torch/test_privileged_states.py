@@ -1,8 +1,10 @@
 """Privileged states (asymmetric actor-critic) in the torch agents, on the Isaac Lab stand-in with a critic group:
 the value model / critics read ``env.state()`` (stored beside the transition) in every call, the policy the
-observations; nothing is read or stored when no model asks; the clear errors; the Runner's skrl 2.x ``STATES``."""
+observations; nothing is read or stored when no model asks; the clear errors; the Runner's skrl 2.x ``STATES``; the
+privileged states' own preprocessor (skrl 2.x's ``state_preprocessor``)."""
 
 import copy
+import logging
 
 import pytest
 import torch
@@ -18,6 +20,7 @@ from skrl_like.torch.agents.td3 import TD3, TD3_DEFAULT_CONFIG
 from skrl_like.torch.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG
 from skrl_like.torch.envs.wrappers import wrap_env
 from skrl_like.torch.memories import RandomMemory
+from skrl_like.torch.resources.preprocessors import RunningStandardScaler
 from skrl_like.torch.trainers import SequentialTrainer
 from skrl_like.torch.utils.model_instantiators import deterministic_model, gaussian_model
 from skrl_like.torch.utils.runner import Runner
@@ -152,6 +155,69 @@ def test_td3_and_ddpg_critics_read_the_privileged_states(agent_class, defaults):
     assert critic_inputs and all(drawn_from(inputs, stored) for inputs in critic_inputs)
 
 
+# -- the privileged states' own preprocessor ------------------------------------------------------------------------
+
+PRIVILEGED_SCALER = {"privileged_state_preprocessor": RunningStandardScaler}
+
+
+def test_the_privileged_preprocessor_learns_from_the_envs_states_and_the_value_model_reads_them_standardised():
+    env_states, value_inputs = [], []
+    env = recorded_env_states(stand_in(), env_states, lambda states: states.clone())
+    scaler = {**PRIVILEGED_SCALER, "privileged_state_preprocessor_kwargs": {"size": env.state_space}}
+    value = recorded(value_model(env), value_inputs)
+    agent = on_policy_agent(env, PPO, PPO_DEFAULT_CONFIG, value, learning_epochs=1, **scaler)
+    SequentialTrainer(env, agent, cfg={"timesteps": 4, **QUIET}).train()  # one rollout, one update
+
+    preprocessor = agent.checkpoint_modules["privileged_state_preprocessor"]
+    stored = rows(torch.stack(env_states[0::2])).double()  # env.state() before each step (not the observations)
+    # the initial statistics (mean 0, count 1) merged with the rollout's privileged states, mini-batch by mini-batch
+    assert float(preprocessor.current_count) == 1 + len(stored)
+    torch.testing.assert_close(preprocessor.running_mean, stored.sum(0) / (1 + len(stored)))
+    # the rollout's values read them with the statistics they were collected with (the initial ones: as they are);
+    # the last mini-batch reads them standardised with the final statistics
+    torch.testing.assert_close(value_inputs[0][: len(stored)].double(), stored)
+    last = stored[len(stored) // 2 :].float()
+    torch.testing.assert_close(value_inputs[2], preprocessor(last))
+    assert not torch.allclose(value_inputs[2], last)
+
+
+def test_the_critics_read_privileged_states_standardised_and_the_statistics_survive_a_checkpoint(tmp_path):
+    env = stand_in()
+    critic_inputs = []
+
+    def sac():
+        models = {"policy": gaussian_model(env.observation_space, env.action_space, network=NETWORK, output="ACTIONS")}
+        for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2"):
+            models[role] = value_model(env, network=Q_NETWORK)
+        recorded(models["critic_1"], critic_inputs)
+        cfg = config(SAC_DEFAULT_CONFIG, batch_size=8, learning_starts=4, **PRIVILEGED_SCALER)
+        cfg["privileged_state_preprocessor_kwargs"] = {"size": env.state_space}
+        return SAC(models, RandomMemory(64, num_envs=NUM_ENVS), env.observation_space, env.action_space, cfg=cfg)
+
+    agent = sac()
+    SequentialTrainer(env, agent, cfg={"timesteps": 6, **QUIET}).train()  # updates at timesteps 4 and 5
+    preprocessor = agent.checkpoint_modules["privileged_state_preprocessor"]
+    # each update: the sampled privileged states and next ones (8 rows each) of env.state(), not the observations
+    assert float(preprocessor.current_count) == 1 + 2 * 2 * 8 and preprocessor.running_mean.shape == (STATES,)
+    stored = agent.memory.get_tensor_by_name("privileged_states")
+    assert critic_inputs and not drawn_from(critic_inputs[-1], stored)  # standardised, not the raw rows
+
+    agent.save(str(tmp_path / "agent.pt"))
+    loaded = sac()
+    loaded.load(str(tmp_path / "agent.pt"))
+    restored = loaded.checkpoint_modules["privileged_state_preprocessor"]
+    for name in ("running_mean", "running_variance", "current_count"):
+        assert torch.equal(getattr(restored, name), getattr(preprocessor, name))
+
+
+def test_a_privileged_preprocessor_without_a_model_reading_the_states_is_not_built_with_a_warning(caplog):
+    env = stand_in()
+    with caplog.at_level(logging.WARNING):
+        agent = on_policy_agent(env, PPO, PPO_DEFAULT_CONFIG, value_model(env, state_space=None), **PRIVILEGED_SCALER)
+    assert "privileged_state_preprocessor" not in agent.checkpoint_modules
+    assert "no model reads them" in caplog.text and "state_space=env.state_space" in caplog.text
+
+
 def test_nothing_is_read_or_stored_when_no_model_asks_for_the_states():
     env_states = []
     env = recorded_env_states(stand_in(), env_states, lambda states: states.clone())  # the env has a critic group
@@ -251,6 +317,17 @@ def test_the_runner_builds_a_skrl2_value_model_on_states_as_an_asymmetric_critic
     assert runner.agent.models["policy"].num_observations == OBSERVATIONS
     runner.run()
     assert runner.agent.memory.get_tensor_by_name("privileged_states").shape == (16, NUM_ENVS, STATES)
+
+
+def test_the_runner_gives_skrl2s_state_preprocessor_to_the_privileged_states():
+    cfg = runner_config("STATES")
+    cfg["agent"].update(state_preprocessor="RunningStandardScaler", state_preprocessor_kwargs=None)
+    runner = Runner(stand_in(), cfg)
+    observations = runner.agent.checkpoint_modules["state_preprocessor"]
+    privileged = runner.agent.checkpoint_modules["privileged_state_preprocessor"]
+    assert observations.running_mean.shape == (OBSERVATIONS,) and privileged.running_mean.shape == (STATES,)
+    runner.run()
+    assert float(privileged.current_count) > 1
 
 
 def test_the_runner_keeps_skrl_1_4s_states_as_the_observations():

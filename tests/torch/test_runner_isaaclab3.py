@@ -2,6 +2,7 @@
 with skrl 1.4's meaning of each key and trained a few steps; both spellings with different values refused."""
 
 import copy
+import logging
 
 import gymnasium
 import pytest
@@ -113,10 +114,14 @@ def test_both_spellings_of_lambda_with_different_values_are_refused(tmp_path):
         Runner(_stand_in(), _config(tmp_path, **{"lambda": 0.95}))
 
 
-def test_a_different_state_preprocessor_beside_the_observation_one_is_refused(tmp_path):
+def test_skrl2s_state_preprocessor_without_a_model_reading_the_states_is_not_built_with_a_warning(tmp_path, caplog):
+    # the states' preprocessor beside the observations' one, for a shared model on the observations
     cfg = _config(tmp_path, observation_preprocessor=None, state_preprocessor="RunningStandardScaler")
-    with pytest.raises(RunnerConfigError, match="privileged states"):
-        Runner(_stand_in(), cfg)
+    with caplog.at_level(logging.WARNING):
+        agent = Runner(_stand_in(), cfg).agent
+    assert agent.cfg["state_preprocessor"] is None
+    assert agent.cfg["privileged_state_preprocessor"] is RunningStandardScaler
+    assert "privileged_state_preprocessor" not in agent.checkpoint_modules and "no model reads them" in caplog.text
 
 
 def test_the_same_config_in_skrl14s_names_builds_the_same_agent(tmp_path):

@@ -17,6 +17,8 @@ A2C_DEFAULT_CONFIG = {
 
     "state_preprocessor": None,             # state preprocessor class (e.g. RunningStandardScaler of the backend's resources.preprocessors)
     "state_preprocessor_kwargs": {},        # state preprocessor's kwargs (e.g. {"size": env.observation_space})
+    "privileged_state_preprocessor": None,      # preprocessor class of the env's privileged states, where a value model/critic reads them (skrl 2.x's state_preprocessor)
+    "privileged_state_preprocessor_kwargs": {}, # its kwargs (e.g. {"size": env.state_space})
     "value_preprocessor": None,             # value preprocessor class (e.g. RunningStandardScaler of the backend's resources.preprocessors)
     "value_preprocessor_kwargs": {},        # value preprocessor's kwargs (e.g. {"size": 1})
 

@@ -75,6 +75,8 @@ COMMON_RULES = {
     "learning_rate_scheduler_kwargs": KWARGS,
     "state_preprocessor": OPTIONAL_CALLABLE,
     "state_preprocessor_kwargs": KWARGS,
+    "privileged_state_preprocessor": OPTIONAL_CALLABLE,
+    "privileged_state_preprocessor_kwargs": KWARGS,
     "value_preprocessor": OPTIONAL_CALLABLE,
     "value_preprocessor_kwargs": KWARGS,
     "random_timesteps": count(0),

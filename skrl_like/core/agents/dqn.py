@@ -10,6 +10,10 @@ from typing import Any, Mapping, Optional
 from skrl_like.core.agents.config import experiment_defaults
 from skrl_like.core.agents.off_policy import epsilon
 
+#: the finite flags of one gradient step, in the order both backends compute them (then the parameters after its
+#: optimizer step: :func:`~skrl_like.core.agents.off_policy.gradient_step_flag_names`)
+STEP_QUANTITIES = ("sampled states", "sampled next_states", "sampled rewards", "TD targets", "Q-network loss")
+
 
 def _default_config() -> dict:
     # fmt: off

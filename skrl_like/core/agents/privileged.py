@@ -10,16 +10,25 @@ The trainer reads ``env.state()`` before and after each step only for an agent t
 of the agent base) and hands both to ``record_transition`` in ``infos`` (:func:`with_privileged_states`), as it hands
 MAPPO's shared states; the agent stores them beside the transition (memory tensors :data:`PRIVILEGED_STATES` and
 :data:`NEXT_PRIVILEGED_STATES`), and its update reads them from there.
+
+The privileged states have a preprocessor of their own (:data:`PRIVILEGED_PREPROCESSOR`, skrl 2.x's
+``state_preprocessor`` beside its ``observation_preprocessor``; ``state_preprocessor`` keeps skrl 1.4's meaning, the
+observations'): its statistics are updated with the privileged states wherever the observations' are updated with the
+observations at an update (:func:`critic_states`; the on-policy agents' value inputs), and it is saved and loaded
+with the checkpoints. No policy reads the privileged states, so acting never applies it.
 """
 
-from typing import Any, Iterable, Mapping, Optional, Tuple
+from typing import Any, Callable, Iterable, Mapping, Optional, Tuple
 
+from skrl_like import logger
 from skrl_like.core.spaces import compute_space_size
 
 #: memory tensor (and ``infos`` key) of the privileged states before each step
 PRIVILEGED_STATES = "privileged_states"
 #: memory tensor (and ``infos`` key) of the privileged states after each step
 NEXT_PRIVILEGED_STATES = "next_privileged_states"
+#: config key (and checkpoint entry) of the privileged states' preprocessor; its kwargs: this name + ``"_kwargs"``
+PRIVILEGED_PREPROCESSOR = "privileged_state_preprocessor"
 
 
 def model_state_space(model: Any) -> Any:
@@ -109,11 +118,40 @@ def privileged_names(agent: Any) -> Tuple[str, ...]:
     return (PRIVILEGED_STATES, NEXT_PRIVILEGED_STATES) if getattr(agent, "privileged_roles", ()) else ()
 
 
-def critic_states(sampled: Mapping[str, Any], states: Any, next_states: Any) -> Tuple[Any, Any]:
+def build_privileged_preprocessor(agent: Any) -> Any:
+    """The agent's preprocessor of the privileged states: ``cfg["privileged_state_preprocessor"]`` built (and
+    registered as a checkpoint module) by ``agent._build_preprocessor``, or the identity when it is not configured.
+
+    Configured for an agent whose models all read the observations, it is not built, with a warning (a skrl 2.x
+    config may name a states preprocessor for a task whose critic reads the observations; skrl 2.x then keeps unused
+    statistics)."""
+    if not agent.cfg.get(PRIVILEGED_PREPROCESSOR):
+        return agent._empty_preprocessor
+    if not agent.privileged_roles:
+        logger.warning(
+            f"{type(agent).__name__}: cfg['{PRIVILEGED_PREPROCESSOR}'] preprocesses the environment's privileged "
+            "states, but no model reads them (none was built with a state_space), so it is not built: remove it, "
+            "or build the value model/critics with state_space=env.state_space"
+        )
+        return agent._empty_preprocessor
+    return agent._build_preprocessor(PRIVILEGED_PREPROCESSOR)
+
+
+def critic_states(
+    sampled: Mapping[str, Any], states: Any, next_states: Any, preprocessor: Optional[Callable] = None
+) -> Tuple[Any, Any]:
     """What the critics read before and after the step: the sampled privileged states (``sampled``: the extras drawn
-    with :func:`privileged_names`) when they read them, else the (preprocessed) ``states`` and ``next_states``."""
+    with :func:`privileged_names`) when they read them, else the (preprocessed) ``states`` and ``next_states``.
+
+    :param preprocessor: the privileged states' preprocessor (a torch agent's; its statistics are updated with both,
+        as the observations' are with the states and the next states); ``None``: they are read as sampled (a JAX
+        update preprocesses them beforehand, threading the statistics)."""
     if PRIVILEGED_STATES in sampled:
-        return sampled[PRIVILEGED_STATES], sampled[NEXT_PRIVILEGED_STATES]
+        if preprocessor is None:
+            return sampled[PRIVILEGED_STATES], sampled[NEXT_PRIVILEGED_STATES]
+        return preprocessor(sampled[PRIVILEGED_STATES], train=True), preprocessor(
+            sampled[NEXT_PRIVILEGED_STATES], train=True
+        )
     return states, next_states
 
 

@@ -4,6 +4,7 @@ import copy
 
 from skrl_like.core.agents.config import experiment_defaults
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG
+from skrl_like.core.agents.privileged import PRIVILEGED_PREPROCESSOR
 
 #: keys that may be given per agent (``{"agent_0": 3e-4, "agent_1": 1e-3}``) or once for all agents (skrl 1.4.3)
 IPPO_PER_AGENT_KEYS = (
@@ -29,8 +30,16 @@ IPPO_PER_AGENT_KEYS = (
 )
 MAPPO_PER_AGENT_KEYS = IPPO_PER_AGENT_KEYS + ("shared_state_preprocessor", "shared_state_preprocessor_kwargs")
 
-# the same keys and defaults as PPO (skrl 1.4.3's IPPO_DEFAULT_CONFIG is PPO's)
-IPPO_DEFAULT_CONFIG = {**copy.deepcopy(PPO_DEFAULT_CONFIG), "experiment": experiment_defaults()}
+# the same keys and defaults as PPO (skrl 1.4.3's IPPO_DEFAULT_CONFIG is PPO's), without the privileged states'
+# preprocessor (the multi-agent loop hands no privileged states: MAPPO's centralised critic reads the shared state)
+IPPO_DEFAULT_CONFIG = {
+    **{
+        key: copy.deepcopy(value)
+        for key, value in PPO_DEFAULT_CONFIG.items()
+        if not key.startswith(PRIVILEGED_PREPROCESSOR)
+    },
+    "experiment": experiment_defaults(),
+}
 
 
 def _with_shared_state_preprocessor(config: dict) -> dict:

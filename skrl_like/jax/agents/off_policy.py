@@ -42,6 +42,7 @@ from skrl_like.core.agents.off_policy import (
     identical_twins_warning,
     noise_scale,
 )
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.mechanics import polyak_update
 from skrl_like.jax.resources.noises import GaussianNoise
@@ -185,6 +186,19 @@ def create_replay_tensors(memory: Any, observation_space: Any, action_space: Any
     memory.create_tensor(name="truncated", size=1, dtype=jnp.int8)
 
 
+def preprocess_privileged(agent: Any, learner: Any, batch: Transition) -> Tuple[Any, Transition]:
+    """``(learner, batch)`` with the batch's privileged states before and after the step preprocessed where the
+    critics read them (pure): the statistics (``learner.privileged_state_preprocessor``) updated with both, as the
+    states' are with the states and the next states (torch: ``critic_states`` with the preprocessor)."""
+    if PRIVILEGED_STATES not in batch.extras:
+        return learner, batch
+    functional = agent._privileged_state_functional
+    statistics, states = functional(learner.privileged_state_preprocessor, batch.extras[PRIVILEGED_STATES], train=True)
+    statistics, next_states = functional(statistics, batch.extras[NEXT_PRIVILEGED_STATES], train=True)
+    extras = {**batch.extras, PRIVILEGED_STATES: states, NEXT_PRIVILEGED_STATES: next_states}
+    return learner._replace(privileged_state_preprocessor=statistics), batch._replace(extras=extras)
+
+
 def sample_batches(
     memory: Any, names: Sequence[str], batch_size: int, gradient_steps: int, sequence_length: int = 1
 ) -> Tuple[Any, ...]:
@@ -257,26 +271,16 @@ class PackedReport:
 def compile_packed_update(agent: Any) -> None:
     """Compile the agent's pure ``_learn(learner, *inputs, timestep) -> (learner, report)`` with its report packed:
     ``agent._packed_learn`` (:class:`PackedReport`) and ``agent._update_fn`` (``jax.jit``, or one SPMD program over
-    the processes), which :func:`learn_checked` runs."""
+    the processes), which :func:`learn_deferred` runs."""
     agent._packed_learn = PackedReport(agent._learn)
     agent._update_fn = compile_update(agent._packed_learn)
-
-
-def learn_checked(agent: Any, timestep: int, *inputs: Any) -> Any:
-    """One update: the compiled ``_learn`` on the learner the agent gathers, its report read back in one transfer and
-    checked (``agent.check_update`` raises naming the first non-finite quantity) before the learner is committed, so
-    a failed check leaves the agent untouched. Returns the report."""
-    learner, packed = agent._update_fn(agent.gather_learner(), *inputs, np.int32(timestep))
-    report = agent._packed_learn.unpack(packed)
-    agent.check_update(timestep, learner, report)
-    agent.commit_learner(learner)
-    return report
 
 
 def learn_deferred(agent: Any, timestep: int, batches: Any) -> None:
     """One update whose report stays on the device: the learner is committed at once, and the finite flags and tracked
     values are read at the next write or checkpoint step (``agent._handle_report``); with writing off they are read
-    now, as :func:`learn_checked` does, so that a failed check leaves the agent untouched."""
+    now (one transfer) and checked (``agent.check_update`` raises naming the first non-finite quantity) before the
+    learner is committed, so that a failed check leaves the agent untouched."""
     inputs = (batches, np.int32(timestep))
     if not config.jax.is_distributed:  # the host's draws cross explicitly (the update never reads the host)
         inputs = agent._to_device(inputs)
@@ -301,11 +305,12 @@ def track_gradient_steps(agent: Any, timestep: int, packed: np.ndarray) -> None:
 
 
 def track_records(agent: Any, records: Any) -> None:
-    """An update's checked records tracked one value per gradient step (those NaN by design left out)."""
+    """An update's checked records tracked one value per gradient step, or one per update where the agent reduces
+    them over its steps (DQN); those NaN by design left out."""
     for tag, values in agent.tracked_values(records).items():
-        for step in range(agent.cfg["gradient_steps"]):
-            if not np.isnan(values[step]):
-                agent.track_data(tag, values[step])
+        for value in np.atleast_1d(values):
+            if not np.isnan(value):
+                agent.track_data(tag, value)
 
 
 def _to_words(values: jax.Array) -> jax.Array:

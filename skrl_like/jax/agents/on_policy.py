@@ -23,7 +23,12 @@ from skrl_like.core.agents.checks import (
     rollout_flag_names,
     step_flag_names,
 )
-from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
+from skrl_like.core.agents.privileged import (
+    NEXT_PRIVILEGED_STATES,
+    PRIVILEGED_PREPROCESSOR,
+    PRIVILEGED_STATES,
+    build_privileged_preprocessor,
+)
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax.agents.base import Agent
@@ -51,6 +56,7 @@ class LearnerState(NamedTuple):
     value_preprocessor: Any
     learning_rate: jax.Array
     update_key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
+    privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
 
 Rollout = Transition  # the memory's tensors, ``(rollouts, num_envs, size)`` each
@@ -134,6 +140,8 @@ class OnPolicyAgent(Agent):
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
         self._value_functional = FunctionalPreprocessor(self.checkpoint_modules.get("value_preprocessor"))
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
+        self._privileged_state_functional = FunctionalPreprocessor(self.checkpoint_modules.get(PRIVILEGED_PREPROCESSOR))
 
     def init(self, trainer_cfg: Optional[Any] = None) -> None:
         """Create the memory tensors, the writer and the jitted functions (called once, by the trainer)."""
@@ -247,9 +255,20 @@ class OnPolicyAgent(Agent):
         stored beside the rollout."""
         if self.privileged_roles:
             stored = rollout.extras[PRIVILEGED_STATES]
-            rows = stored.reshape(-1, stored.shape[-1])
-            return self._model_inputs(jnp.concatenate([rows, rollout.extras[NEXT_PRIVILEGED_STATES][-1]]), key)
+            rows = jnp.concatenate([stored.reshape(-1, stored.shape[-1]), rollout.extras[NEXT_PRIVILEGED_STATES][-1]])
+            _, rows = self._privileged_state_functional(learner.privileged_state_preprocessor, rows)
+            return self._model_inputs(rows, key)
         return self._model_inputs(processed, key)
+
+    def _preprocess_privileged(self, learner: Any, batch: RolloutBatch, train: Any) -> Tuple[Any, RolloutBatch]:
+        """``(learner, batch)`` with the mini-batch's privileged states preprocessed where the value model reads them
+        (statistics updated when ``train``: where the algorithm updates the states' with its states)."""
+        if not self.privileged_roles:
+            return learner, batch
+        statistics, states = self._privileged_state_functional(
+            learner.privileged_state_preprocessor, batch.privileged_states, train=train
+        )
+        return learner._replace(privileged_state_preprocessor=statistics), batch._replace(privileged_states=states)
 
     def _value_inputs(self, inputs: dict, batch: Any, key: Any) -> dict:
         """The value model's inputs in the loss (``inputs``: the policy's): the same by default; MAPPO's

@@ -19,7 +19,7 @@ from skrl_like.core.agents.checks import (
     rollout_flag_names,
     step_flag_names,
 )
-from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES
+from skrl_like.core.agents.privileged import NEXT_PRIVILEGED_STATES, PRIVILEGED_STATES, build_privileged_preprocessor
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.core.agents.transition import Transition
 from skrl_like.torch.agents.base import Agent
@@ -78,6 +78,7 @@ class OnPolicyAgent(Agent):
         self.schedule = RolloutSchedule(self.cfg["rollouts"], self.cfg["learning_starts"])
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._value_preprocessor = self._build_preprocessor("value_preprocessor")
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
         if self.privileged_roles:  # the value model reads the env's states, which act does not get
             self.keeps_acting_pass = False
         self._acting_values = self.policy is self.value
@@ -135,15 +136,17 @@ class OnPolicyAgent(Agent):
         if self.privileged_roles:
             rows = self._privileged_rows()
             last = self.memory.get_tensor_by_name(NEXT_PRIVILEGED_STATES)[-1]
-            return self._model_inputs(torch.cat([rows, last]))
+            return self._model_inputs(self._privileged_state_preprocessor(torch.cat([rows, last])))
         return self._model_inputs(processed)
 
     def _value_inputs(self, inputs: dict, batch: slice, epoch: int) -> dict:
         """The value model's inputs in the update for mini-batch ``batch`` (``inputs``: the policy's): the same
         by default; MAPPO's centralised critic reads the mini-batch's shared states, an asymmetric value model the
-        mini-batch's privileged states."""
+        mini-batch's privileged states (their statistics updated in the first epoch, as the states')."""
         if self.privileged_roles:
-            return self._model_inputs(self._privileged_rows()[batch])
+            return self._model_inputs(
+                self._privileged_state_preprocessor(self._privileged_rows()[batch], train=not epoch)
+            )
         return inputs
 
     def _privileged_rows(self) -> torch.Tensor:

@@ -100,7 +100,8 @@ class A2C(OnPolicyAgent):
         def mini_batch_step(learner: LearnerState, batch: RolloutBatch) -> Tuple[LearnerState, StepRecord]:
             # the state statistics are updated on every mini-batch [compat]
             statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
-            learner, key = self._draw_key(learner._replace(state_preprocessor=statistics))
+            learner, batch = self._preprocess_privileged(learner._replace(state_preprocessor=statistics), batch, True)
+            learner, key = self._draw_key(learner)
             (_, aux), grads = jax.value_and_grad(self._loss, has_aux=True)(
                 Trainable(learner.policy, learner.value), batch._replace(states=states), key
             )

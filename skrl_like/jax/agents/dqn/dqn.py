@@ -6,7 +6,8 @@ call with explicit random keys, and an update is one jitted pure function of exp
 :class:`LearnerState`): a ``lax.scan`` over ``gradient_steps`` batches drawn beforehand, each step computing the TD
 target ``y = r + gamma * (1 - done) * max_a Q_target(s', a)``, the loss ``MSE(Q(s, a), y)``, one Adam step and, when
 the update falls on a target-update timestep (a traced flag, so both cases share one compilation), the polyak blend
-of the target. The host checks finite flags before committing anything.
+of the target. Its report (finite flags and tracked values) stays on the device until the next write or checkpoint
+step (:func:`~skrl_like.jax.agents.off_policy.learn_deferred`).
 DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
 """
 
@@ -16,11 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from skrl_like import config
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.dqn import DQN_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, gradient_step_flag_names
 from skrl_like.core.agents.off_policy import epsilon as off_policy_epsilon
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
@@ -41,21 +41,12 @@ from skrl_like.jax.agents.off_policy import (
     create_replay_tensors,
     epsilon_greedy,
     init_target,
-    learn_checked,
+    learn_deferred,
     sample_batches,
+    track_gradient_steps,
 )
 
 __all__ = ["DQN", "DQN_DEFAULT_CONFIG"]
-
-#: the finite flags of one gradient step, in the order they are checked
-STEP_QUANTITIES = (
-    "the batch's states",
-    "the batch's next_states",
-    "the batch's rewards",
-    "the TD targets",
-    "the Q-network loss",
-    "the parameters after the optimizer step",
-)
 
 
 class LearnerState(NamedTuple):
@@ -76,13 +67,12 @@ class StepRecord(NamedTuple):
 
     loss: jax.Array
     target_values: jax.Array  # (batch_size, 1)
-    finite: jax.Array  # one flag per ``STEP_QUANTITIES``
+    finite: jax.Array  # one flag per ``neutral.STEP_QUANTITIES``, then the parameters
 
 
 class UpdateReport(NamedTuple):
     """What the host reads after an update: the tracked values (reduced in the compiled update, so tracking costs
-    no further dispatch) and the finite flags ``(gradient_steps, len(STEP_QUANTITIES))`` to check before
-    committing."""
+    no further dispatch) and the finite flags ``(gradient_steps, len(neutral.STEP_QUANTITIES) + 1)``."""
 
     loss: jax.Array  # mean over the gradient steps
     target_max: jax.Array
@@ -190,7 +180,7 @@ class DQN(Agent):
             self._state_functional.state,
             states,
             self._key,
-            np.float32(epsilon or 0.0),
+            self._to_device(np.float32(epsilon or 0.0)),  # crosses explicitly: a step makes no implicit transfer
         )
         if acts_randomly:
             actions = self.q_network.random_act({"states": states}, role="q_network")[0]
@@ -259,10 +249,10 @@ class DQN(Agent):
         )
         return learner, StepRecord(loss, target_values, finite)
 
-    def _learn(
-        self, learner: LearnerState, batches: Batch, update_target: jax.Array, timestep: jax.Array
-    ) -> Tuple[LearnerState, UpdateReport]:
-        """The whole update as one pure function: a scan of :meth:`_gradient_step` over the stacked batches."""
+    def _learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array) -> Tuple[LearnerState, UpdateReport]:
+        """The whole update as one pure function: a scan of :meth:`_gradient_step` over the stacked batches (the
+        target moves when ``timestep`` is due, by the rule of ``target_update_interval``)."""
+        update_target = neutral.target_update_due(timestep, self.cfg["target_update_interval"])
         learner, records = jax.lax.scan(
             lambda learner, batch: self._gradient_step(learner, batch, update_target, timestep), learner, batches
         )
@@ -275,10 +265,10 @@ class DQN(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         batches = Transition(*sample_batches(self.memory, TRANSITION_NAMES, cfg["batch_size"], cfg["gradient_steps"]))
-        update_target = np.bool_(neutral.target_update_due(timestep, cfg["target_update_interval"]))
-        report = learn_checked(self, timestep, batches, update_target)
-        for tag, value in self.tracked_values(report).items():
-            self.track_data(tag, value)
+        learn_deferred(self, timestep, batches)
+
+    def _handle_report(self, timestep: int, packed: np.ndarray) -> None:
+        track_gradient_steps(self, timestep, packed)
 
     def tracked_values(self, report: UpdateReport, learning_rates: bool = False) -> dict:
         """What an update tracks, under its TensorBoard tags, one value per update: tracked by ``_update`` here, and
@@ -316,12 +306,13 @@ class DQN(Agent):
         return learner, key, actions
 
     def compiled_learn(self, learner: LearnerState, batches: Batch, timestep: jax.Array, key: jax.Array) -> tuple:
-        """``_update``'s compiled call, the target update due by the same rule (``key`` is not used)."""
-        update_target = neutral.target_update_due(timestep, self.cfg["target_update_interval"])
-        return self._learn(learner, batches, update_target, timestep)
+        """``_update``'s compiled call (``key`` is not used)."""
+        return self._learn(learner, batches, timestep)
 
     def check_update(self, timestep: int, learner: LearnerState, report: UpdateReport) -> None:
-        """Raise naming the first non-finite quantity, gradient step by step; nothing is committed then."""
+        """Raise naming the first non-finite quantity, gradient step by step. With writing off nothing has been committed
+        then; with writing on the report is read at the next write or checkpoint step and ``learner`` is the agent's
+        state then."""
         finite = np.asarray(report.finite)
         if finite.all():
             return
@@ -332,9 +323,5 @@ class DQN(Agent):
                 if not np.isfinite(np.asarray(leaf)).all()
             ]
         )
-        names = [
-            f"{quantity} (gradient step {step})" + (f" ({note})" if "parameters" in quantity else "")
-            for step in range(finite.shape[0])
-            for quantity in STEP_QUANTITIES
-        ]
+        names = gradient_step_flag_names(finite.shape[0], neutral.STEP_QUANTITIES, note)
         check_named_flags(type(self).__name__, timestep, names, finite.reshape(-1).tolist())

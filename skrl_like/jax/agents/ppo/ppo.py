@@ -78,9 +78,12 @@ class PPO(OnPolicyAgent):
     # -- learning -----------------------------------------------------------------------------------------------
 
     def _preprocess_mini_batch(self, learner: LearnerState, batch: RolloutBatch, train: Any) -> Tuple[Any, Any]:
-        """``(learner, batch)`` with the mini-batch's states preprocessed (statistics updated when ``train``)."""
+        """``(learner, batch)`` with the mini-batch's states (and privileged states) preprocessed (statistics updated
+        when ``train``)."""
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=train)
-        return learner._replace(state_preprocessor=statistics), batch._replace(states=states)
+        return self._preprocess_privileged(
+            learner._replace(state_preprocessor=statistics), batch._replace(states=states), train
+        )
 
     def _loss(self, trainable: Trainable, batch: RolloutBatch, key: Any = UNUSED_KEY) -> Tuple[jax.Array, LossAux]:
         """The PPO loss of one mini-batch (pure): ``(total, aux)``; ``key`` for models that draw (RPO)."""

@@ -24,7 +24,7 @@ from skrl_like import config
 from skrl_like.core.agents import sac as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, default_target_entropy
-from skrl_like.core.agents.privileged import critic_states
+from skrl_like.core.agents.privileged import PRIVILEGED_PREPROCESSOR, build_privileged_preprocessor, critic_states
 from skrl_like.core.agents.sac import SAC_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import Transition
@@ -48,6 +48,7 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     max_min_mean_tags,
     polyak_targets,
+    preprocess_privileged,
     q_values,
     track_gradient_steps,
     update_critics,
@@ -78,6 +79,7 @@ class LearnerState(NamedTuple):
     critic_learning_rate: jax.Array
     entropy_learning_rate: jax.Array  # not scheduled (skrl)
     key: jax.Array  # the agent's one random stream: acting and the update draw from it
+    privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
 
 class StepRecord(NamedTuple):
@@ -156,6 +158,8 @@ class SAC(Agent):
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
+        self._privileged_state_functional = FunctionalPreprocessor(self.checkpoint_modules.get(PRIVILEGED_PREPROCESSOR))
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors, the writer and the jitted functions (called once, by the trainer)."""
@@ -246,6 +250,7 @@ class SAC(Agent):
     def _gradient_step(self, learner: LearnerState, batch: Transition, timestep: jax.Array) -> tuple:
         """One SAC gradient step on one batch (pure): critics, actor, entropy coefficient, targets, schedule."""
         cfg = self.cfg
+        learner, batch = preprocess_privileged(self, learner, batch)  # where the critics read them
         key, next_key, actor_key = jax.random.split(learner.key, 3)
         alpha = jnp.exp(learner.log_entropy_coefficient["params"])
         # the statistics see both the states and the next states (skrl's order)

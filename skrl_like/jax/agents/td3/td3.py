@@ -34,7 +34,7 @@ from skrl_like.core.agents.off_policy import (
     gradient_step_flag_names,
     noise_decay_timesteps,
 )
-from skrl_like.core.agents.privileged import critic_states
+from skrl_like.core.agents.privileged import PRIVILEGED_PREPROCESSOR, build_privileged_preprocessor, critic_states
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.td3 import TD3_DEFAULT_CONFIG  # JAX adds no keys
 from skrl_like.core.agents.transition import Transition
@@ -59,6 +59,7 @@ from skrl_like.jax.agents.off_policy import (
     max_min_mean,
     max_min_mean_tags,
     polyak_targets,
+    preprocess_privileged,
     q_values,
     smoothed_target_actions,
     stack_samples,
@@ -86,6 +87,7 @@ class LearnerState(NamedTuple):
     policy_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     critic_updates: jax.Array  # critic steps so far: the policy steps after every policy_delay-th
+    privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
 
 class StepRecord(NamedTuple):
@@ -157,6 +159,8 @@ class TD3(Agent):
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
         self._state_functional = FunctionalPreprocessor(self.checkpoint_modules.get("state_preprocessor"))
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
+        self._privileged_state_functional = FunctionalPreprocessor(self.checkpoint_modules.get(PRIVILEGED_PREPROCESSOR))
         if len(self.critic_roles) > 1:
             if cfg["smooth_regularization_noise"] is None:
                 logger.warning(neutral.SMOOTHING_WARNING)
@@ -281,6 +285,7 @@ class TD3(Agent):
     def _gradient_step(self, learner: LearnerState, batch: Transition, timestep: jax.Array) -> tuple:
         """One gradient step (pure): the critics, then, every ``policy_delay``-th critic step, the policy and the
         targets; the schedulers step every time."""
+        learner, batch = preprocess_privileged(self, learner, batch)  # where the critics read them
         # the state statistics are updated twice, with the states and the next states [compat]
         statistics, states = self._state_functional(learner.state_preprocessor, batch.states, train=True)
         statistics, next_states = self._state_functional(statistics, batch.next_states, train=True)

@@ -232,7 +232,8 @@ class TRPO(OnPolicyAgent):
         def mini_batch_step(carry: Tuple[LearnerState, jax.Array], rows: RolloutBatch) -> Tuple[Any, jax.Array]:
             learner, first_epoch = carry
             statistics, states = self._state_functional(learner.state_preprocessor, rows.states, train=first_epoch)
-            loss, grads = jax.value_and_grad(value_loss)(learner.value, rows._replace(states=states))
+            learner, rows = self._preprocess_privileged(learner, rows._replace(states=states), first_epoch)
+            loss, grads = jax.value_and_grad(value_loss)(learner.value, rows)
             value_optimizer, value = learner.value_optimizer.update(grads, learner.value, learner.learning_rate)
             learner = learner._replace(value=value, value_optimizer=value_optimizer, state_preprocessor=statistics)
             return (learner, first_epoch), jnp.stack([loss, all_finite(value).astype(loss.dtype)])

@@ -9,13 +9,14 @@ DDQN (:mod:`.ddqn`) is this class with another :meth:`DQN._next_values`.
 
 from typing import Any, Mapping, Optional, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from skrl_like.core.agents import dqn as neutral
 from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.config import with_backend_keys
-from skrl_like.core.agents.off_policy import check_action_space, check_batch_size
+from skrl_like.core.agents.off_policy import check_action_space, check_batch_size, gradient_step_flag_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
@@ -26,9 +27,6 @@ DQN_DEFAULT_CONFIG = with_backend_keys(
     neutral.DQN_DEFAULT_CONFIG,
     mixed_precision=False,  # enable automatic mixed precision for higher performance
 )
-
-#: the finite flags of one gradient step, in the order they are checked
-_STEP_QUANTITIES = ("the batch's states", "the batch's next_states", "the batch's rewards", "the TD targets")
 
 
 class DQN(Agent):
@@ -122,7 +120,7 @@ class DQN(Agent):
     def _update(self, timestep: int, timesteps: int) -> None:
         cfg = self.cfg
         update_target = neutral.target_update_due(timestep, cfg["target_update_interval"])
-        losses, targets, flags, checked = [], [], [], []
+        losses, targets, flags = [], [], []
         for _ in range(cfg["gradient_steps"]):
             states, actions, rewards, next_states, terminated, truncated = sample_batch(
                 self.memory, TRANSITION_NAMES, cfg["batch_size"]
@@ -150,10 +148,9 @@ class DQN(Agent):
 
             losses.append(q_network_loss.detach().float())
             targets.append(target_values.detach().float())
-            # a non-finite input makes the loss non-finite: one flag per step, the culprit is named only on failure
-            checked.append((states, next_states, rewards, target_values, q_network_loss))
-            flags.append(torch.stack([torch.isfinite(q_network_loss), parameters_finite(self._trainable_parameters)]))
-        self._check_update(timestep, flags, checked)
+            checked = (states, next_states, rewards, target_values, q_network_loss)  # neutral.STEP_QUANTITIES
+            flags.append(torch.cat([all_finite(checked), parameters_finite(self._trainable_parameters)[None]]))
+        self._keep_report(timestep, torch.cat(flags))  # read at the next write or checkpoint step
 
         targets = torch.cat(targets)
         self.track_data("Loss / Q-network loss", torch.stack(losses).mean())
@@ -163,22 +160,14 @@ class DQN(Agent):
         if self.scheduler is not None:
             self.track_data("Learning / Learning rate", self.scheduler.get_last_lr()[0])
 
-    def _check_update(self, timestep: int, flags: list, checked: list) -> None:
-        """One host transfer per update; on failure, raise naming the first non-finite quantity of the first failing
-        gradient step (its inputs, the TD targets, the loss, then the parameters after its optimizer step)."""
-        flags = torch.stack(flags).tolist()
-        failing = next(
-            (step for step, (loss_finite, parameters_ok) in enumerate(flags) if not (loss_finite and parameters_ok)),
-            None,
-        )
-        if failing is None:
+    def _handle_report(self, timestep: int, flags: np.ndarray) -> None:
+        """Raise naming the first non-finite quantity of the update at ``timestep``, gradient step by step (its finite
+        flags are read at the next write or checkpoint step, or at once with writing off: ``_keep_report``)."""
+        if flags.all():
             return
-        where = f" (gradient step {failing})"
-        names = [quantity + where for quantity in _STEP_QUANTITIES] + [f"the Q-network loss{where}"]
-        names.append(f"the parameters after the optimizer step{where} ({non_finite_note(self._non_finite())})")
-        check_named_flags(
-            type(self).__name__, timestep, names, all_finite(checked[failing]).tolist() + [flags[failing][1]]
-        )
+        note = non_finite_note(self._non_finite())
+        names = gradient_step_flag_names(self.cfg["gradient_steps"], neutral.STEP_QUANTITIES, note)
+        check_named_flags(type(self).__name__, timestep, names, flags.tolist())
 
     def _non_finite(self) -> list:
         return [

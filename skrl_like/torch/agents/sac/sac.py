@@ -21,7 +21,7 @@ from skrl_like.core.agents.off_policy import (
     check_batch_size,
     default_target_entropy,
 )
-from skrl_like.core.agents.privileged import critic_states, privileged_names
+from skrl_like.core.agents.privileged import build_privileged_preprocessor, critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
@@ -112,6 +112,7 @@ class SAC(Agent):
             self.checkpoint_modules["entropy_optimizer"] = self.entropy_optimizer
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
 
     def init(self, trainer_cfg: Optional[Mapping[str, Any]] = None) -> None:
         """Create the memory tensors and the experiment's writer (called once, by the trainer)."""
@@ -146,7 +147,7 @@ class SAC(Agent):
                 next_states = self._state_preprocessor(next_states, train=True)
                 # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
                 states_for_critics, next_states_for_critics = critic_states(
-                    dict(zip(privileged, sampled)), states, next_states
+                    dict(zip(privileged, sampled)), states, next_states, self._privileged_state_preprocessor
                 )
 
                 # soft TD target: a fresh next action from the current policy, the smaller target Q, minus alpha log pi

@@ -27,7 +27,7 @@ from skrl_like.core.agents.off_policy import (
     gradient_step_flag_names,
     noise_decay_timesteps,
 )
-from skrl_like.core.agents.privileged import critic_states, privileged_names
+from skrl_like.core.agents.privileged import build_privileged_preprocessor, critic_states, privileged_names
 from skrl_like.core.agents.schedule import OffPolicySchedule
 from skrl_like.core.agents.transition import TRANSITION_NAMES
 from skrl_like.torch.agents.base import Agent
@@ -122,6 +122,7 @@ class TD3(Agent):
         self.critic_scheduler = scheduler(self.critic_optimizer, **scheduler_kwargs) if scheduler else None
 
         self._state_preprocessor = self._build_preprocessor("state_preprocessor")
+        self._privileged_state_preprocessor = build_privileged_preprocessor(self)
         self._warn_about_settings()
 
     def _warn_about_settings(self) -> None:
@@ -192,7 +193,7 @@ class TD3(Agent):
                 next_states = self._state_preprocessor(sampled_next_states, train=True)
                 # the critics read the env's privileged states where they ask for them (asymmetric actor-critic)
                 states_for_critics, next_states_for_critics = critic_states(
-                    dict(zip(privileged, batch[6:])), states, next_states
+                    dict(zip(privileged, batch[6:])), states, next_states, self._privileged_state_preprocessor
                 )
 
                 # TD targets: the smallest target critic, at the (smoothed) target policy's action
