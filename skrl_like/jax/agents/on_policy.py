@@ -31,8 +31,10 @@ from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
     compute_gae,
+    initial_learning_rate,
     make_adam,
     make_scheduler,
+    step_scheduler,
 )
 from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
@@ -50,6 +52,7 @@ class LearnerState(NamedTuple):
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     value_preprocessor: Any
     learning_rate: jax.Array
+    scheduler_steps: jax.Array  # the learning-rate scheduler's steps so far (what LinearLR's factor depends on)
     update_key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
 
 
@@ -119,9 +122,16 @@ class OnPolicyAgent(Agent):
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"], cfg["random_timesteps"])
 
         # the update passes the learner's rate to the optimizers (see make_adam)
-        self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
+        self._learning_rate = initial_learning_rate(
+            self._scheduler_class,
+            self._learning_rate_schedule,
+            cfg.get("learning_rate", cfg.get("value_learning_rate")),
+        )
+        self._scheduler_steps = 0
         self.policy_optimizer = None
         for role in optimized:
             optimizer = make_adam(
@@ -288,6 +298,20 @@ class OnPolicyAgent(Agent):
             stored = rollout.extras[PRIVILEGED_STATES]
             batch = batch._replace(privileged_states=stored.reshape(samples, stored.shape[-1]))
         return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
+
+    def _scheduler_step(self, learner: LearnerState, timestep: Any, kl: Any) -> LearnerState:
+        """``learner`` after one learning-rate scheduler step (pure; ``kl`` for ``KLAdaptiveLR``), counted."""
+        learning_rate = step_scheduler(
+            self._scheduler_class,
+            self._learning_rate_schedule,
+            learner.learning_rate,
+            timestep,
+            kl,
+            learner.scheduler_steps,
+        )
+        return learner._replace(
+            learning_rate=jnp.asarray(learning_rate, jnp.float32), scheduler_steps=learner.scheduler_steps + 1
+        )
 
     def _optimizer_step(self, learner: LearnerState, grads: Any, averaged: bool = False) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),

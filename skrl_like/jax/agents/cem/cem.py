@@ -96,7 +96,9 @@ class CEM(Agent):
         # with a schedule the update passes its own rate to the step (skrl's JAX rule)
         self._learning_rate = cfg["learning_rate"]
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
         self.optimizer = make_adam(self.policy, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 

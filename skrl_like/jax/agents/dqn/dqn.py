@@ -133,7 +133,9 @@ class DQN(Agent):
         self._learning_rate = cfg["learning_rate"]
         # with a schedule the update passes its own rate to every step (skrl's JAX rule)
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
         self.optimizer = make_adam(self.q_network, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 

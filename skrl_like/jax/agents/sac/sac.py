@@ -134,7 +134,9 @@ class SAC(Agent):
 
         # one Adam per model (each clips its own gradients [compat]); the update passes the rates (see make_adam)
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
         self._actor_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
         self._entropy_learning_rate = cfg["entropy_learning_rate"]

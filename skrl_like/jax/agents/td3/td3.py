@@ -149,7 +149,9 @@ class TD3(Agent):
 
         # one Adam per model, each clipping its own gradients; with a schedule the update passes the rate
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
         critic_rates = dict.fromkeys(self.critic_roles, cfg["critic_learning_rate"])
         self._make_optimizers({"policy": cfg["actor_learning_rate"], **critic_rates})
         for source in ("policy", *self.critic_roles):
