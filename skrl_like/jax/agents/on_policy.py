@@ -31,10 +31,8 @@ from skrl_like.jax.agents.mechanics import (
     FunctionalPreprocessor,
     all_finite,
     compute_gae,
-    initial_learning_rate,
     make_adam,
     make_scheduler,
-    step_scheduler,
 )
 from skrl_like.jax.utils.distributed import compile_update, mean_over_processes
 
@@ -126,12 +124,8 @@ class OnPolicyAgent(Agent):
         self._learning_rate_schedule = make_scheduler(
             self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
         )
-        self._learning_rate = initial_learning_rate(
-            self._scheduler_class,
-            self._learning_rate_schedule,
-            cfg.get("learning_rate", cfg.get("value_learning_rate")),
-        )
-        self._scheduler_steps = 0
+        self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
+        self._start_learning_rate_schedule(("learning_rate",))
         self.policy_optimizer = None
         for role in optimized:
             optimizer = make_adam(
@@ -301,17 +295,7 @@ class OnPolicyAgent(Agent):
 
     def _scheduler_step(self, learner: LearnerState, timestep: Any, kl: Any) -> LearnerState:
         """``learner`` after one learning-rate scheduler step (pure; ``kl`` for ``KLAdaptiveLR``), counted."""
-        learning_rate = step_scheduler(
-            self._scheduler_class,
-            self._learning_rate_schedule,
-            learner.learning_rate,
-            timestep,
-            kl,
-            learner.scheduler_steps,
-        )
-        return learner._replace(
-            learning_rate=jnp.asarray(learning_rate, jnp.float32), scheduler_steps=learner.scheduler_steps + 1
-        )
+        return learner._replace(**self._scheduled_rates(learner, ("learning_rate",), timestep, kl))
 
     def _optimizer_step(self, learner: LearnerState, grads: Any, averaged: bool = False) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),

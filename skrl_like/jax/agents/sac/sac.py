@@ -77,6 +77,7 @@ class LearnerState(NamedTuple):
     actor_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     entropy_learning_rate: jax.Array  # not scheduled (skrl)
+    scheduler_steps: jax.Array  # the learning-rate schedulers' steps so far (what LinearLR's factor depends on)
     key: jax.Array  # the agent's one random stream: acting and the update draw from it
 
 
@@ -139,6 +140,7 @@ class SAC(Agent):
         )
         self._actor_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
+        self._start_learning_rate_schedule(("actor_learning_rate", "critic_learning_rate"))
         self._entropy_learning_rate = cfg["entropy_learning_rate"]
         self._make_optimizers(
             {"policy": cfg["actor_learning_rate"], **dict.fromkeys(CRITICS, cfg["critic_learning_rate"])}
