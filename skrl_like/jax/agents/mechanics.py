@@ -162,11 +162,10 @@ def make_scheduler(scheduler: Optional[Callable], kwargs: dict, learner_type: An
     """The schedule built from ``cfg["learning_rate_scheduler"]`` and its kwargs (``None`` if disabled). ``LinearLR``
     counts its steps in the learner state, so it needs a ``learner_type`` with a ``scheduler_steps`` field."""
     if scheduler is LinearLR and "scheduler_steps" not in getattr(learner_type, "_fields", ()):
-        owner = getattr(learner_type, "__module__", "this agent").rsplit(".", 1)[-1].upper()
         raise ValueError(
-            f"learning_rate_scheduler: LinearLR needs an agent that counts its scheduler steps (the JAX PPO, A2C, "
-            f"RPO, TRPO and their _RNN variants), and the JAX {owner} does not: use ExponentialLR, or the torch "
-            "backend, where every agent takes torch's LinearLR"
+            f"learning_rate_scheduler: LinearLR needs an agent that counts its scheduler steps, and the learner state "
+            f"{getattr(learner_type, '__name__', learner_type)!r} has no 'scheduler_steps' field: add one (as every "
+            "JAX agent's learner state has) and step the rates with Agent._scheduled_rates, or use ExponentialLR"
         )
     return scheduler(**kwargs) if scheduler else None
 

@@ -21,7 +21,8 @@ def LinearLR(start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters
 
     :param start_factor: the rate's factor before the first step, in ``(0, 1]``.
     :param end_factor: the rate's factor from step ``total_iters`` on, in ``[0, 1]``.
-    :param total_iters: the scheduler steps the ramp takes (PPO steps once per epoch, A2C once per update).
+    :param total_iters: the scheduler steps the ramp takes (PPO steps once per epoch, A2C once per update, the
+        off-policy agents once per gradient step).
     """
     for name, value, low_open in (("start_factor", start_factor, True), ("end_factor", end_factor, False)):
         number = not isinstance(value, bool) and isinstance(value, (int, float))
