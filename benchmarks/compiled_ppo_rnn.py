@@ -16,9 +16,9 @@ ordinary evaluation loop (``CompiledTrainer.evaluate_episodes``), the hidden sta
     python benchmarks/compiled_ppo_rnn.py --seeds 3 --updates 976      # 3 seeds vmapped in one compiled call
     python benchmarks/compiled_ppo_rnn.py --seed 0 --updates 4 --hidden 16   # a quick check that it runs
 
-Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false: on the shared 2-core machine a vmapped run
-with XLA's default intra-op threads once stalled for good inside the compiled call (every thread waiting, none
-working).
+Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false on the shared 2-core machine. A vmapped run
+once stalled for good there (every thread waiting): batched QRs (the GRU's orthogonal initialisers, drawn for every
+seed at once) deadlocked XLA's 2-thread intra-op pool; the trainer now draws the seeds one after another.
 """
 
 import argparse
