@@ -1,7 +1,8 @@
 """Compiled PPO_RNN (GRU) on velocity-masked gymnax CartPole-v1 (observations ``[x, theta]``), one JSON line per run.
 
 The shape of PureJaxRL's ``ppo_rnn.py``: 4 envs x 128 steps per rollout, 4 epochs x 4 mini-batches (each mini-batch
-one environment's whole 128-step sequence: ``sequence_length`` 128), lr 2.5e-4 (constant: PureJaxRL anneals it),
+one environment's whole 128-step sequence: ``sequence_length`` 128), lr 2.5e-4 (constant; ``--anneal-lr``: decayed
+linearly to 0 over the run with ``LinearLR``, one step per epoch, as PureJaxRL's ``ANNEAL_LR`` does per update),
 gamma 0.99, lambda 0.95, clip 0.2, value coefficient 0.5, entropy 0.01, gradient norm 0.5, ~5e5 env steps. The models:
 Dense(128, relu) -> GRU(128) -> Dense(128, relu) -> head, one for the policy (categorical) and one for the value, each
 with its own hidden states (PureJaxRL shares the embedding and the GRU between its heads).
@@ -11,12 +12,13 @@ CPU time). The final return: the mean of 20 greedy episodes (the policy's mode) 
 ordinary evaluation loop (``CompiledTrainer.evaluate_episodes``), the hidden states carried through the episodes.
 
     python benchmarks/compiled_ppo_rnn.py --seed 0                      # one run, ~5e5 steps
+    python benchmarks/compiled_ppo_rnn.py --seed 0 --anneal-lr          # the same, the rate decayed linearly to 0
     python benchmarks/compiled_ppo_rnn.py --seeds 3 --updates 976      # 3 seeds vmapped in one compiled call
     python benchmarks/compiled_ppo_rnn.py --seed 0 --updates 4 --hidden 16   # a quick check that it runs
 
-Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false: on the shared 2-core machine a vmapped run
-with XLA's default intra-op threads once stalled for good inside the compiled call (every thread waiting, none
-working).
+Set OMP_NUM_THREADS=1 and XLA_FLAGS=--xla_cpu_multi_thread_eigen=false on the shared 2-core machine. A vmapped run
+once stalled for good there (every thread waiting): batched QRs (the GRU's orthogonal initialisers, drawn for every
+seed at once) deadlocked XLA's 2-thread intra-op pool; the trainer now draws the seeds one after another.
 """
 
 import argparse
@@ -31,7 +33,7 @@ PPO_KEYS = {"learning_rate": "lr", "discount_factor": "gamma", "lambda": "lambda
             "value_loss_scale": "vf", "entropy_loss_scale": "ent", "grad_norm_clip": "max_grad_norm"}  # fmt: skip
 
 
-def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks: int) -> dict:
+def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks: int, anneal_lr: bool) -> dict:
     import flax.linen as nn
 
     from skrl_like import config
@@ -41,6 +43,7 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks:
     from skrl_like.jax.memories import RandomMemory
     from skrl_like.jax.models import CategoricalMixin, DeterministicMixin, Model
     from skrl_like.jax.models.recurrent import RecurrentLayer, hidden_state_sizes
+    from skrl_like.jax.resources.schedulers import LinearLR
     from skrl_like.jax.trainers import CompiledTrainer
     from skrl_like.utils import set_seed
 
@@ -95,6 +98,13 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks:
         model.init_state_dict(role)
     cfg = {**PPO_DEFAULT_CONFIG, **{key: HYPER[name] for key, name in PPO_KEYS.items()}}
     cfg.update(rollouts=ROLLOUTS, learning_epochs=EPOCHS, mini_batches=MINI_BATCHES)
+    if anneal_lr:  # PPO steps its scheduler once per epoch: to 0 after the run's last epoch
+        cfg["learning_rate_scheduler"] = LinearLR
+        cfg["learning_rate_scheduler_kwargs"] = {
+            "start_factor": 1.0,
+            "end_factor": 0.0,
+            "total_iters": updates * EPOCHS,
+        }
     cfg["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
     memory = RandomMemory(memory_size=ROLLOUTS, num_envs=NUM_ENVS)
     spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
@@ -110,7 +120,11 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks:
         if seeds > 1:
             trainer.load_run(index)
         returns.append(float(np.mean(trainer.evaluate_episodes(episodes, max_timesteps=100_000))))
-    training = np.asarray(metrics["Reward / Total reward (mean)"]).reshape(seeds, -1)[:, -10:]
+    curves = np.asarray(metrics["Reward / Total reward (mean)"]).reshape(seeds, -1)
+    training = curves[:, -10:]
+    # ten points per run: the mean training return over each tenth of the updates
+    tenths = [[round(float(np.nanmean(part)), 1) for part in np.array_split(row, 10)] for row in curves]
+    rates = np.asarray(metrics.get("Learning / Learning rate", np.full(curves.shape, np.nan))).reshape(seeds, -1)
     return {
         "library": "skrl_like",
         "algorithm": "PPO_RNN (GRU), CompiledTrainer",
@@ -118,6 +132,7 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks:
         "seeds": list(range(seed, seed + seeds)),
         "updates": updates,
         "hidden": hidden,
+        "learning_rate": "linear to 0" if anneal_lr else "constant",
         "env_steps_per_run": NUM_ENVS * ROLLOUTS * updates,
         "compile_seconds": round(trainer.timings["compile_seconds"], 2),
         "run_seconds": round(trainer.timings["run_seconds"], 2),
@@ -126,6 +141,8 @@ def run(seed: int, seeds: int, updates: int, hidden: int, episodes: int, chunks:
         "greedy_return": returns,  # per run: the mean over `episodes` greedy episodes
         "greedy_episodes": episodes,
         "training_return_last_10_updates": [float(np.nanmean(row)) for row in training],
+        "training_return_by_tenth": tenths,
+        "learning_rate_first_last_update": [[float(row[0]), float(row[-1])] for row in rates],
         "compilations": trainer.compilations,
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -143,9 +160,10 @@ def main() -> None:
     parser.add_argument(
         "--chunks", type=int, default=1, help="compiled calls the run is cut into (progress after each)"
     )
+    parser.add_argument("--anneal-lr", action="store_true", help="decay the rate linearly to 0 over the run (LinearLR)")
     parser.add_argument("--output", default=None, help="append the JSON line to this file too")
     args = parser.parse_args()
-    line = json.dumps(run(args.seed, args.seeds, args.updates, args.hidden, args.episodes, args.chunks))
+    line = json.dumps(run(args.seed, args.seeds, args.updates, args.hidden, args.episodes, args.chunks, args.anneal_lr))
     print(line)
     if args.output:
         with open(args.output, "a") as output:

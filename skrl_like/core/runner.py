@@ -96,6 +96,7 @@ RESOURCES: Dict[str, Tuple[str, str]] = {
     "kladaptivelr": ("resources.schedulers", "KLAdaptiveLR"),
     "kladaptiverl": ("resources.schedulers", "KLAdaptiveLR"),  # skrl's old misspelling
     "exponentiallr": ("resources.schedulers", "ExponentialLR"),  # lr * gamma ** step in both backends
+    "linearlr": ("resources.schedulers", "LinearLR"),  # a linear ramp of the rate's factor in both backends
     "gaussiannoise": ("resources.noises", "GaussianNoise"),
     "ornsteinuhlenbecknoise": ("resources.noises", "OrnsteinUhlenbeckNoise"),
 }

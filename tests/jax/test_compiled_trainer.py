@@ -19,7 +19,7 @@ from skrl_like.jax.agents.trpo import TRPO, TRPO_DEFAULT_CONFIG  # noqa: E402
 from skrl_like.jax.envs.wrappers import wrap_env  # noqa: E402
 from skrl_like.jax.memories import RandomMemory  # noqa: E402
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler  # noqa: E402
-from skrl_like.jax.resources.schedulers import KLAdaptiveLR  # noqa: E402
+from skrl_like.jax.resources.schedulers import KLAdaptiveLR, LinearLR  # noqa: E402
 from skrl_like.jax.trainers import CompiledTrainer, SequentialTrainer  # noqa: E402
 from skrl_like.utils import set_seed  # noqa: E402
 from tests.jax.models import CategoricalMlp, PerturbedGaussianPolicy, ValueMlp  # noqa: E402
@@ -50,6 +50,11 @@ PPO_OPTIONS = {
     "mini_batches": 2,
     "learning_rate": 3e-3,
 }
+
+
+def linear_decay(start_factor, end_factor, total_iters):
+    kwargs = {"start_factor": start_factor, "end_factor": end_factor, "total_iters": total_iters}
+    return {"learning_rate_scheduler": LinearLR, "learning_rate_scheduler_kwargs": kwargs}
 
 
 def make_agent(env, algorithm="PPO", seed=0, memory_size=ROLLOUTS, memory_envs=None, **cfg):
@@ -88,7 +93,8 @@ def assert_same_learners(first, second, atol=1e-5):
     "algorithm, env_name, cfg",
     [
         ("PPO", "CartPole-v1", PPO_OPTIONS),
-        ("A2C", "CartPole-v1", {"mini_batches": 2, "learning_rate": 3e-3}),
+        # a scheduler that counts its steps in the learner state (one per A2C update)
+        ("A2C", "CartPole-v1", {"mini_batches": 2, "learning_rate": 3e-3, **linear_decay(0.5, 0.1, 3)}),
         ("RPO", "Pendulum-v1", {"alpha": 0.3, "learning_rate": 3e-3, "mini_batches": 2, "time_limit_bootstrap": True}),
     ],
 )
@@ -114,10 +120,14 @@ def test_the_compiled_run_gives_the_sequential_trainers_updates(algorithm, env_n
 
 def test_a_chunked_run_compiles_once_and_returns_metrics_per_update(tmp_path):
     env = gymnax_env(max_steps=500)
-    agent = make_agent(env, experiment={"directory": str(tmp_path), "experiment_name": "run", "write_interval": 1})
+    experiment = {"directory": str(tmp_path), "experiment_name": "run", "write_interval": 1}
+    # the rate decayed linearly to 0 over the run, as PureJaxRL anneals it: one scheduler step per epoch
+    anneal = linear_decay(1.0, 0.0, 6 * PPO_DEFAULT_CONFIG["learning_epochs"])
+    agent = make_agent(env, experiment=experiment, learning_rate=1e-3, **anneal)
     trainer = CompiledTrainer(env=env, agents=agent, cfg={**QUIET, "timesteps": 6 * ROLLOUTS, "updates_per_chunk": 2})
     metrics = trainer.train()
     assert trainer.compilations == 1  # three chunks, one compiled function
+    np.testing.assert_allclose(metrics["Learning / Learning rate"], 1e-3 * (1 - np.arange(1, 7) / 6), atol=1e-10)
     np.testing.assert_array_equal(metrics["timestep"], np.arange(1, 7) * ROLLOUTS)
     assert metrics["Loss / Policy loss"].shape == (6,) and np.isfinite(metrics["Loss / Value loss"]).all()
     assert set(metrics["Episode / Episodes"]) <= set(range(2 * ROLLOUTS))
@@ -127,8 +137,8 @@ def test_a_chunked_run_compiles_once_and_returns_metrics_per_update(tmp_path):
         metrics["Reward / Total reward (mean)"][ended], metrics["Episode / Total timesteps (mean)"][ended]
     )
     assert glob.glob(os.path.join(str(tmp_path), "run", "events.out.tfevents.*"))
-    # a second train() goes on from the trained state with the same compiled function
-    trainer.train()
+    # a second train() goes on from the trained state with the same compiled function (the rate stays at 0)
+    np.testing.assert_array_equal(trainer.train()["Learning / Learning rate"], np.zeros(6))
     assert trainer.compilations == 1
 
 

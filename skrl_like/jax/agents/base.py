@@ -41,7 +41,7 @@ from skrl_like.core.agents.privileged import privileged_names
 from skrl_like.core.agents.recurrent import zero_state_shapes
 from skrl_like.core.agents.transition import TRANSITION_NAMES, Transition
 from skrl_like.jax import models
-from skrl_like.jax.agents.mechanics import fresh_optimizer, make_adam, step_scheduler
+from skrl_like.jax.agents.mechanics import fresh_optimizer, initial_learning_rate, make_adam, step_scheduler
 from skrl_like.jax.agents.off_policy import sample_batches
 from skrl_like.jax.agents.tracking import EpisodeTracker
 from skrl_like.jax.envs.wrappers.base import flat_observations
@@ -382,17 +382,30 @@ class Agent(AgentCore):
             setattr(self, f"{role}_optimizer", optimizer)
             self._register_optimizer(f"{role}_optimizer")
 
-    def _scheduled_rates(self, learner: Any, fields: Sequence[str], timestep: Any) -> Dict[str, jax.Array]:
-        """The learning rates of ``fields`` after one step of the configured schedule (traced)."""
-        return {
+    def _start_learning_rate_schedule(self, fields: Sequence[str]) -> None:
+        """The scheduled learning rates ``fields`` (attributes ``_<field>``) as their schedule starts them
+        (``LinearLR`` scales them by its start factor, as torch's does when built), no scheduler step taken yet."""
+        for field in fields:
+            rate = getattr(self, f"_{field}")
+            setattr(self, f"_{field}", initial_learning_rate(self._scheduler_class, self._learning_rate_schedule, rate))
+        self._scheduler_steps = 0
+
+    def _scheduled_rates(
+        self, learner: Any, fields: Sequence[str], timestep: Any, kl: Any = None
+    ) -> Dict[str, jax.Array]:
+        """The learning rates of ``fields`` after one step of the configured schedule (traced; ``kl`` for
+        ``KLAdaptiveLR``), and the learner's count of scheduler steps (``LinearLR``'s factor depends on it)."""
+        steps = learner.scheduler_steps
+        rates = {
             field: jnp.asarray(
                 step_scheduler(
-                    self._scheduler_class, self._learning_rate_schedule, getattr(learner, field), timestep, None
+                    self._scheduler_class, self._learning_rate_schedule, getattr(learner, field), timestep, kl, steps
                 ),
                 jnp.float32,
             )
             for field in fields
         }
+        return {**rates, "scheduler_steps": steps + 1}
 
     @staticmethod
     def _non_finite_parameter_names(learner: Any, roles: Sequence[str]) -> List[str]:

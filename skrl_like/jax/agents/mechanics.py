@@ -14,7 +14,7 @@ from skrl_like import config
 from skrl_like.jax.resources.optimizers import Adam
 from skrl_like.jax.resources.preprocessors import RunningStandardScaler
 from skrl_like.jax.resources.preprocessors.running_standard_scaler import standardize, update_statistics
-from skrl_like.jax.resources.schedulers import KLAdaptiveLR
+from skrl_like.jax.resources.schedulers import KLAdaptiveLR, LinearLR
 from skrl_like.jax.utils.distributed import mean_over_processes, moments
 
 
@@ -158,19 +158,39 @@ def make_adam(model: Any, learning_rate: float, schedule: Optional[Callable], gr
     return Adam(model=model, lr=learning_rate, grad_norm_clip=grad_norm_clip, scale=scale)
 
 
-def make_scheduler(scheduler: Optional[Callable], kwargs: dict) -> Optional[Callable]:
-    """The schedule built from ``cfg["learning_rate_scheduler"]`` and its kwargs (``None`` if disabled)."""
+def make_scheduler(scheduler: Optional[Callable], kwargs: dict, learner_type: Any = None) -> Optional[Callable]:
+    """The schedule built from ``cfg["learning_rate_scheduler"]`` and its kwargs (``None`` if disabled). ``LinearLR``
+    counts its steps in the learner state, so it needs a ``learner_type`` with a ``scheduler_steps`` field."""
+    if scheduler is LinearLR and "scheduler_steps" not in getattr(learner_type, "_fields", ()):
+        raise ValueError(
+            f"learning_rate_scheduler: LinearLR needs an agent that counts its scheduler steps, and the learner state "
+            f"{getattr(learner_type, '__name__', learner_type)!r} has no 'scheduler_steps' field: add one (as every "
+            "JAX agent's learner state has) and step the rates with Agent._scheduled_rates, or use ExponentialLR"
+        )
     return scheduler(**kwargs) if scheduler else None
 
 
+def initial_learning_rate(scheduler: Optional[Callable], schedule: Optional[Callable], learning_rate: float) -> float:
+    """The rate an agent starts from: ``LinearLR`` scales it by its start factor when built, as torch's does."""
+    return learning_rate * float(schedule(0)) if scheduler is LinearLR else learning_rate
+
+
 def step_scheduler(
-    scheduler: Optional[Callable], schedule: Optional[Callable], learning_rate: Any, timestep: Any, kl: Any
+    scheduler: Optional[Callable],
+    schedule: Optional[Callable],
+    learning_rate: Any,
+    timestep: Any,
+    kl: Any,
+    steps: Any = None,
 ) -> Any:
     """The learning rate after one scheduler step (traceable): ``KLAdaptiveLR`` adapts it to the KL (in a distributed
-    run the processes' mean KL, so every process adapts alike); any other schedule multiplies it by
-    ``schedule(timestep)`` (skrl's JAX rule)."""
+    run the processes' mean KL, so every process adapts alike); ``LinearLR`` multiplies it by its factor of step
+    ``steps + 1`` (``steps``: the scheduler steps taken before, from the learner state); any other schedule multiplies
+    it by ``schedule(timestep)`` (skrl's JAX rule)."""
     if schedule is None:
         return learning_rate
     if scheduler is KLAdaptiveLR:
         return schedule(timestep, learning_rate, mean_over_processes(kl))
+    if scheduler is LinearLR:
+        return learning_rate * schedule(steps + 1)
     return learning_rate * schedule(timestep)

@@ -55,6 +55,7 @@ class LearnerState(NamedTuple):
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     value_preprocessor: Any
     learning_rate: jax.Array
+    scheduler_steps: jax.Array  # the learning-rate scheduler's steps so far (what LinearLR's factor depends on)
     update_key: Any = None  # the update's random stream (RPO's perturbations); ``None``: the update draws nothing
     privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
@@ -125,9 +126,12 @@ class OnPolicyAgent(Agent):
         self.schedule = RolloutSchedule(cfg["rollouts"], cfg["learning_starts"], cfg["random_timesteps"])
 
         # the update passes the learner's rate to the optimizers (see make_adam)
-        self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
+        self._learning_rate = cfg.get("learning_rate", cfg.get("value_learning_rate"))
+        self._start_learning_rate_schedule(("learning_rate",))
         self.policy_optimizer = None
         for role in optimized:
             optimizer = make_adam(
@@ -307,6 +311,10 @@ class OnPolicyAgent(Agent):
             stored = rollout.extras[PRIVILEGED_STATES]
             batch = batch._replace(privileged_states=stored.reshape(samples, stored.shape[-1]))
         return learner._replace(value_preprocessor=value_statistics), batch, rollout_finite
+
+    def _scheduler_step(self, learner: LearnerState, timestep: Any, kl: Any) -> LearnerState:
+        """``learner`` after one learning-rate scheduler step (pure; ``kl`` for ``KLAdaptiveLR``), counted."""
+        return learner._replace(**self._scheduled_rates(learner, ("learning_rate",), timestep, kl))
 
     def _optimizer_step(self, learner: LearnerState, grads: Any, averaged: bool = False) -> LearnerState:
         """One Adam step per model (pure): the policy's, then the value model's (``grads.policy``, ``grads.value``),

@@ -487,7 +487,13 @@ class CompiledTrainer(Trainer):
         seeds = self.cfg["seeds"]
         if seeds is not None:
             keys = jnp.stack([jax.random.PRNGKey(seed) for seed in seeds])
-            runs = jax.jit(jax.vmap(self._seeded_run, in_axes=(None, None, None, 0)))(learner, act_key, replay, keys)
+
+            # one seed after another (lax.map, not vmap): a batched QR (the orthogonal initialisers of recurrent
+            # kernels) splits over XLA's intra-op pool from inside it and deadlocked a 2-thread pool (session 15)
+            def draw(learner: Any, act_key: Any, replay: Any, keys: jax.Array) -> RunState:
+                return jax.lax.map(lambda key: self._seeded_run(learner, act_key, replay, key), keys)
+
+            runs = jax.jit(draw)(learner, act_key, replay, keys)
         else:
             self.env.reset()
             env_state, states = self.env.carry

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from skrl_like.core.agents.a2c import A2C_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
+from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches
 from skrl_like.jax.agents.on_policy import (
     UNUSED_KEY,
     LearnerState,
@@ -112,14 +112,7 @@ class A2C(OnPolicyAgent):
 
         learner, records = jax.lax.scan(mini_batch_step, learner, mini_batches)
         # the scheduler steps once per update; KLAdaptiveLR sees the mean KL of the mini-batches
-        learning_rate = step_scheduler(
-            self._scheduler_class,
-            self._learning_rate_schedule,
-            learner.learning_rate,
-            timestep,
-            records.approx_kl.mean(),
-        )
-        learner = learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32))
+        learner = self._scheduler_step(learner, timestep, records.approx_kl.mean())
 
         step_finite = jnp.stack([*(jnp.isfinite(loss) for loss in records.losses), records.parameters_finite], -1)
         report = UpdateReport(

@@ -22,7 +22,7 @@ from skrl_like.core.agents.checks import check_named_flags, non_finite_note
 from skrl_like.core.agents.off_policy import check_action_space
 from skrl_like.core.agents.schedule import RolloutSchedule
 from skrl_like.jax.agents.base import Agent
-from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_adam, make_scheduler, step_scheduler
+from skrl_like.jax.agents.mechanics import FunctionalPreprocessor, all_finite, make_adam, make_scheduler
 from skrl_like.jax.agents.off_policy import create_replay_tensors
 from skrl_like.jax.utils.distributed import compile_update
 
@@ -46,6 +46,7 @@ class LearnerState(NamedTuple):
     optimizer: Any
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     learning_rate: jax.Array
+    scheduler_steps: jax.Array  # the learning-rate scheduler's steps so far (what LinearLR's factor depends on)
 
 
 class EliteRows(NamedTuple):
@@ -96,7 +97,10 @@ class CEM(Agent):
         # with a schedule the update passes its own rate to the step (skrl's JAX rule)
         self._learning_rate = cfg["learning_rate"]
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
+        self._start_learning_rate_schedule(("learning_rate",))
         self.optimizer = make_adam(self.policy, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 
@@ -202,11 +206,9 @@ class CEM(Agent):
         states = jnp.concatenate([previous, current])
         loss, grads = jax.value_and_grad(self._loss)(learner.policy, states, rows.actions, rows.weights)
         optimizer, policy = learner.optimizer.update(grads, learner.policy, learner.learning_rate)
-        learning_rate = step_scheduler(
-            self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
-        )
+        rates = self._scheduled_rates(learner, ("learning_rate",), timestep)
         finite = jnp.stack([all_finite(states), jnp.isfinite(loss), all_finite(policy)])
-        learner = LearnerState(policy, optimizer, statistics, jnp.asarray(learning_rate, jnp.float32))
+        learner = LearnerState(policy, optimizer, statistics, **rates)
         return learner, UpdateReport(loss, finite)
 
     def gather_learner(self) -> LearnerState:

@@ -34,6 +34,7 @@ class LearnerState(NamedTuple):
     policy_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     critic_updates: jax.Array  # critic steps so far (one policy step each)
+    scheduler_steps: jax.Array  # the learning-rate schedulers' steps so far (what LinearLR's factor depends on)
     privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
 

@@ -31,7 +31,6 @@ from skrl_like.jax.agents.mechanics import (
     make_adam,
     make_scheduler,
     polyak_update,
-    step_scheduler,
     td_targets,
 )
 from skrl_like.jax.agents.off_policy import (
@@ -57,6 +56,7 @@ class LearnerState(NamedTuple):
     optimizer: Any
     state_preprocessor: Any  # running statistics (``()`` without a preprocessor)
     learning_rate: jax.Array
+    scheduler_steps: jax.Array  # the learning-rate scheduler's steps so far (what LinearLR's factor depends on)
 
 
 Batch = Transition  # one gradient step's transitions, ``(batch_size, size)`` each (stacked for the scan)
@@ -123,7 +123,10 @@ class DQN(Agent):
         self._learning_rate = cfg["learning_rate"]
         # with a schedule the update passes its own rate to every step (skrl's JAX rule)
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
+        self._start_learning_rate_schedule(("learning_rate",))
         self.optimizer = make_adam(self.q_network, cfg["learning_rate"], self._learning_rate_schedule)
         self._register_optimizer("optimizer")
 
@@ -226,9 +229,7 @@ class DQN(Agent):
             lambda: polyak_update(learner.target_q_network, q_network, cfg["polyak"]),
             lambda: learner.target_q_network,
         )
-        learning_rate = step_scheduler(
-            self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
-        )
+        rates = self._scheduled_rates(learner, ("learning_rate",), timestep)
 
         finite = jnp.stack(
             [
@@ -245,7 +246,7 @@ class DQN(Agent):
             target_q_network=target_q_network,
             optimizer=optimizer,
             state_preprocessor=statistics,
-            learning_rate=jnp.asarray(learning_rate, jnp.float32),
+            **rates,
         )
         return learner, StepRecord(loss, target_values, finite)
 

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from skrl_like.core.agents.ppo import PPO_DEFAULT_CONFIG  # JAX adds no keys
-from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
+from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches
 from skrl_like.jax.agents.on_policy import (
     UNUSED_KEY,
     LearnerState,
@@ -165,10 +165,7 @@ class PPO(OnPolicyAgent):
             carry, records = jax.lax.scan(mini_batch_step, carry, mini_batches)
             # the scheduler sees the mean KL of the mini-batches evaluated in this epoch
             kl = jnp.sum(jnp.where(records.reached, records.approx_kl, 0)) / jnp.maximum(jnp.sum(records.reached), 1)
-            learning_rate = step_scheduler(
-                self._scheduler_class, self._learning_rate_schedule, carry.learner.learning_rate, timestep, kl
-            )
-            return carry.learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32)), records
+            return self._scheduler_step(carry.learner, timestep, kl), records
 
         learner, records = jax.lax.scan(epoch_step, learner, jnp.arange(cfg["learning_epochs"]))
 

@@ -78,6 +78,7 @@ class LearnerState(NamedTuple):
     actor_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     entropy_learning_rate: jax.Array  # not scheduled (skrl)
+    scheduler_steps: jax.Array  # the learning-rate schedulers' steps so far (what LinearLR's factor depends on)
     key: jax.Array  # the agent's one random stream: acting and the update draw from it
     privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
@@ -136,9 +137,12 @@ class SAC(Agent):
 
         # one Adam per model (each clips its own gradients [compat]); the update passes the rates (see make_adam)
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
         self._actor_learning_rate = cfg["actor_learning_rate"]
         self._critic_learning_rate = cfg["critic_learning_rate"]
+        self._start_learning_rate_schedule(("actor_learning_rate", "critic_learning_rate"))
         self._entropy_learning_rate = cfg["entropy_learning_rate"]
         self._make_optimizers(
             {"policy": cfg["actor_learning_rate"], **dict.fromkeys(CRITICS, cfg["critic_learning_rate"])}

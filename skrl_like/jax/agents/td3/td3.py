@@ -87,6 +87,7 @@ class LearnerState(NamedTuple):
     policy_learning_rate: jax.Array
     critic_learning_rate: jax.Array
     critic_updates: jax.Array  # critic steps so far: the policy steps after every policy_delay-th
+    scheduler_steps: jax.Array  # the learning-rate schedulers' steps so far (what LinearLR's factor depends on)
     privileged_state_preprocessor: Any = ()  # the privileged states' running statistics (``()``: none)
 
 
@@ -151,7 +152,10 @@ class TD3(Agent):
 
         # one Adam per model, each clipping its own gradients; with a schedule the update passes the rate
         self._scheduler_class = cfg["learning_rate_scheduler"]
-        self._learning_rate_schedule = make_scheduler(self._scheduler_class, cfg["learning_rate_scheduler_kwargs"])
+        self._learning_rate_schedule = make_scheduler(
+            self._scheduler_class, cfg["learning_rate_scheduler_kwargs"], self.learner_type
+        )
+        self._start_learning_rate_schedule(("policy_learning_rate", "critic_learning_rate"))
         critic_rates = dict.fromkeys(self.critic_roles, cfg["critic_learning_rate"])
         self._make_optimizers({"policy": cfg["actor_learning_rate"], **critic_rates})
         for source in ("policy", *self.critic_roles):

@@ -24,7 +24,7 @@ from skrl_like.core.agents.checks import (
     step_flag_names,
 )
 from skrl_like.core.agents.trpo import IGNORED_KEYS, TRPO_DEFAULT_CONFIG, check_trpo_models  # JAX adds no keys
-from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches, step_scheduler
+from skrl_like.jax.agents.mechanics import all_finite, contiguous_mini_batches
 from skrl_like.jax.agents.on_policy import UNUSED_KEY, LearnerState, Losses, OnPolicyAgent, Rollout, RolloutBatch
 from skrl_like.jax.models import GaussianMixin
 from skrl_like.jax.utils.distributed import mean_over_processes
@@ -243,10 +243,7 @@ class TRPO(OnPolicyAgent):
 
         def epoch_step(learner: LearnerState, epoch: jax.Array) -> Tuple[LearnerState, jax.Array]:
             (learner, _), records = jax.lax.scan(mini_batch_step, (learner, epoch == 0), mini_batches)
-            learning_rate = step_scheduler(
-                self._scheduler_class, self._learning_rate_schedule, learner.learning_rate, timestep, None
-            )
-            return learner._replace(learning_rate=jnp.asarray(learning_rate, jnp.float32)), records
+            return self._scheduler_step(learner, timestep, None), records
 
         learner, records = jax.lax.scan(epoch_step, learner, jnp.arange(cfg["learning_epochs"]))
         value_losses = records[..., 0]

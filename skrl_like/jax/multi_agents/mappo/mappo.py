@@ -35,6 +35,7 @@ class SharedLearnerState(NamedTuple):
     state_preprocessor: Any
     value_preprocessor: Any
     learning_rate: jax.Array
+    scheduler_steps: jax.Array
     update_key: Any
     shared_state_preprocessor: Any
 
