@@ -32,7 +32,7 @@ import gymnasium
 import numpy as np
 
 ON_POLICY = ("PPO", "A2C", "RPO", "TRPO")
-OFF_POLICY = ("SAC",)
+OFF_POLICY = ("SAC", "TD3", "DDPG")
 ENVS = {"cartpole": "CartPole-v1", "pendulum": "Pendulum-v1"}
 RETURN_TAG = "Reward / Total reward (mean)"
 
@@ -128,22 +128,41 @@ def runner_cfg(args, timesteps: int, directory: str) -> dict:
             agent.pop("learning_epochs")
             agent.pop("value_loss_scale")
         memory = {"class": "RandomMemory", "memory_size": -1}
-    else:  # SAC: skrl's PendulumNoVel SAC example (gamma 0.98, batch 100, learning_starts 100, learned entropy)
+    else:  # SAC, TD3, DDPG: skrl 1.4.3's PendulumNoVel examples (discount 0.98, batch 100, learning_starts 1000)
         critic = trunk(args)
         critic[1] = {**critic[1], "input": "concatenate([trunk, ACTIONS])"}
-        models = {"separate": True, "policy": {"class": "GaussianMixin", "network": trunk(args), "output": "ACTIONS"}}
-        for role in ("critic_1", "critic_2", "target_critic_1", "target_critic_2"):
+        if args.agent == "SAC":
+            policy = {"class": "GaussianMixin", "clip_actions": True, "network": trunk(args), "output": "2 * tanh(ACTIONS)"}
+            models = {"policy": policy}
+            critics = ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
+        else:
+            policy = {"class": "DeterministicMixin", "network": trunk(args), "output": "2 * tanh(ACTIONS)"}
+            models = {"policy": policy, "target_policy": policy}
+            critics = ("critic", "target_critic") if args.agent == "DDPG" else ("critic_1", "critic_2", "target_critic_1", "target_critic_2")
+        models["separate"] = True
+        for role in critics:
             models[role] = {"class": "DeterministicMixin", "network": critic, "output": "ONE"}
-        models["policy"]["output"] = "2 * tanh(ACTIONS)"
+        # skrl's feedforward TD3 and DDPG examples take 1000 uniform random steps, its recurrent ones none
+        random_steps = 1000 if args.cell == "none" and args.agent != "SAC" else 0
         agent = {
-            "class": "SAC",
+            "class": args.agent,
             "discount_factor": 0.98,
             "batch_size": args.batch_size,
-            "random_timesteps": 0,
-            "learning_starts": 100,
-            "learn_entropy": True,
+            "random_timesteps": random_steps if args.random_timesteps is None else args.random_timesteps,
+            "learning_starts": args.learning_starts,
             "experiment": no_files,
         }
+        decay = {"initial_scale": 1.0, "final_scale": 1e-3, "timesteps": None}  # the defaults skrl's examples keep
+        if args.agent == "SAC":
+            agent["learn_entropy"] = True
+        elif args.agent == "TD3":
+            agent["exploration"] = {**decay, "noise": "GaussianNoise", "noise_kwargs": {"mean": 0.0, "std": 0.1}}
+            agent["smooth_regularization_noise"] = "GaussianNoise"
+            agent["smooth_regularization_noise_kwargs"] = {"mean": 0.0, "std": 0.2}
+            agent["smooth_regularization_clip"] = 0.5
+        else:
+            noise = {"theta": 0.15, "sigma": 0.1, "base_scale": 1.0}
+            agent["exploration"] = {**decay, "noise": "OrnsteinUhlenbeckNoise", "noise_kwargs": noise}
         memory = {"class": "RandomMemory", "memory_size": args.memory_size}
     return {"seed": args.seed, "models": models, "memory": memory, "agent": agent, "trainer": trainer}
 
@@ -171,8 +190,12 @@ def main() -> None:
     parser.add_argument("--entropy", type=float, default=0.0)
     parser.add_argument("--scale", action="store_true", help="RunningStandardScaler on states and values")
     parser.add_argument("--kl-adaptive", type=float, default=0.0, help="KLAdaptiveLR's kl_threshold (0: constant)")
-    parser.add_argument("--batch-size", type=int, default=100, help="SAC: sequences (or transitions) per step")
-    parser.add_argument("--memory-size", type=int, default=15_000, help="SAC: replay memory per env")
+    parser.add_argument("--batch-size", type=int, default=100, help="off-policy: sequences (or transitions) per step")
+    parser.add_argument("--memory-size", type=int, default=20_000, help="off-policy: replay memory per env")
+    parser.add_argument("--learning-starts", type=int, default=1000, help="off-policy: steps before the first update")
+    parser.add_argument(
+        "--random-timesteps", type=int, default=None, help="off-policy: uniform random steps (default: skrl's example's)"
+    )
     args = parser.parse_args()
 
     from skrl_like import logger

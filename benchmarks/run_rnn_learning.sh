@@ -5,21 +5,23 @@
 #   BACKEND=jax CELLS=GRU bash benchmarks/run_rnn_learning.sh ppo
 #   SEEDS="0 1" bash benchmarks/run_rnn_learning.sh sac         # SAC_RNN GRU and feedforward SAC, masked Pendulum
 #   SEEDS=0 bash benchmarks/run_rnn_learning.sh others          # A2C_RNN (CartPole), TRPO_RNN and RPO_RNN (Pendulum)
-# Results: benchmarks/results/s14-rnn-<what>.jsonl (one JSON line per run); stderr in benchmarks/results/s14-rnn.log
+#   BACKEND=jax AGENTS="SAC TD3 DDPG" bash benchmarks/run_rnn_learning.sh offpolicy  # feedforward, then GRU, masked Pendulum
+# Results: benchmarks/results/$PREFIX-rnn-<what>.jsonl (one JSON line per run); stderr in benchmarks/results/$PREFIX-rnn.log
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
 PY="${PY_OURS:-.venv/bin/python}"
 BACKEND="${BACKEND:-torch}"
+PREFIX="${PREFIX:-s15}"
 export OMP_NUM_THREADS=1 XLA_FLAGS="--xla_cpu_multi_thread_eigen=false"
 # masked CartPole, on-policy: 8 envs x rollouts 128 (sequences of 16), 4 epochs x 4 mini-batches, standardised
 # states and values, 200k env steps
 CARTPOLE="--env cartpole --num-envs 8 --rollouts 128 --sequence-length 16 --epochs 4 --mini-batches 4 --gamma 0.99 \
 --gae-lambda 0.95 --activation tanh --scale --timesteps 200000"
-# masked Pendulum, SAC: skrl's PendulumNoVel SAC example's agent settings (gamma 0.98, batch 100, learning_starts 100,
-# learned entropy, memory 15000, sequences of 20) with smaller networks and budget (see docs/benchmarks.md)
+# masked Pendulum, SAC, TD3, DDPG: skrl 1.4.3's PendulumNoVel examples' agent settings (1 env, gamma 0.98, batch 100,
+# learning_starts 1000, memory 20000, sequences of 20, their noises) with smaller networks and budget (docs/benchmarks.md)
 PENDULUM="--env pendulum --num-envs 1 --sequence-length 20 --hidden 64 --mlp 64 --activation relu \
---batch-size ${SAC_BATCH:-100} --memory-size 15000 --timesteps ${SAC_TIMESTEPS:-10000}"
+--batch-size ${SAC_BATCH:-100} --memory-size 20000 --learning-starts 1000 --timesteps ${SAC_TIMESTEPS:-10000}"
 
 # masked Pendulum, on-policy (TRPO_RNN, RPO_RNN): skrl's PendulumNoVel TRPO/PPO GRU examples' settings (rollouts 1024
 # on 1 env there; 4 envs x 256 here, the same 1024 rows of 32 sequences of 32), 10 epochs x 32 mini-batches,
@@ -29,8 +31,8 @@ PENDULUM_ON="--env pendulum --num-envs 4 --rollouts 256 --sequence-length 32 --e
 
 run() {  # run OUTFILE ARGS...
     local out="$1"; shift
-    echo "# $*" >>benchmarks/results/s14-rnn.log
-    nice -n 10 "$PY" benchmarks/rnn_learning.py "$@" 2>>benchmarks/results/s14-rnn.log | tail -n 1 | tee -a "$out"
+    echo "# $*" >>benchmarks/results/$PREFIX-rnn.log
+    nice -n 10 "$PY" benchmarks/rnn_learning.py "$@" 2>>benchmarks/results/$PREFIX-rnn.log | tail -n 1 | tee -a "$out"
 }
 
 mkdir -p benchmarks/results
@@ -38,15 +40,24 @@ case "${1:-ppo}" in
     ppo)
         for cell in ${CELLS:-GRU none}; do
             for seed in ${SEEDS:-0 1 2 3 4}; do
-                run "benchmarks/results/s14-rnn-ppo-${cell,,}-${BACKEND}.jsonl" --backend "$BACKEND" --agent PPO \
+                run "benchmarks/results/$PREFIX-rnn-ppo-${cell,,}-${BACKEND}.jsonl" --backend "$BACKEND" --agent PPO \
                     --cell "$cell" --seed "$seed" $CARTPOLE
             done
         done ;;
     sac)
         for cell in ${CELLS:-GRU none}; do
             for seed in ${SEEDS:-0 1 2}; do
-                run "benchmarks/results/s14-rnn-sac-${cell,,}-${BACKEND}.jsonl" --backend "$BACKEND" --agent SAC \
+                run "benchmarks/results/$PREFIX-rnn-sac-${cell,,}-${BACKEND}.jsonl" --backend "$BACKEND" --agent SAC \
                     --cell "$cell" --seed "$seed" $PENDULUM
+            done
+        done ;;
+    offpolicy)  # SAC_RNN, TD3_RNN, DDPG_RNN and their feedforward controls on masked Pendulum
+        for agent in ${AGENTS:-SAC TD3 DDPG}; do
+            for cell in ${CELLS:-none GRU}; do
+                for seed in ${SEEDS:-0 1 2 3 4}; do
+                    run "benchmarks/results/$PREFIX-rnn-${agent,,}-${cell,,}-${BACKEND}.jsonl" --backend "$BACKEND" \
+                        --agent "$agent" --cell "$cell" --seed "$seed" $PENDULUM
+                done
             done
         done ;;
     others)  # A2C_RNN on masked CartPole; TRPO_RNN and RPO_RNN (Gaussian policies only) on masked Pendulum
@@ -57,9 +68,9 @@ case "${1:-ppo}" in
                 *) settings="$PENDULUM_ON --kl-adaptive 0.008" ;;
             esac
             for seed in ${SEEDS:-0}; do
-                run "benchmarks/results/s14-rnn-others-${BACKEND}.jsonl" --backend "$BACKEND" --agent "$agent" \
+                run "benchmarks/results/$PREFIX-rnn-others-${BACKEND}.jsonl" --backend "$BACKEND" --agent "$agent" \
                     --cell GRU --seed "$seed" $settings
             done
         done ;;
-    *) echo "usage: $0 ppo|sac|others" >&2; exit 2 ;;
+    *) echo "usage: $0 ppo|sac|offpolicy|others" >&2; exit 2 ;;
 esac
