@@ -22,3 +22,15 @@ def test_the_tuned_cartpole_files_keep_the_whole_run_in_memory_and_copy_the_targ
     # a hard copy, the target held still for hundreds of steps between copies (not a blend at every step)
     assert agent["polyak"] == 1.0 and agent["target_update_interval"] == 500, name
     assert agent["batch_size"] == 256, name
+
+
+def test_the_tuned_dqn_file_evaluates_at_every_checkpoint_so_eval_can_play_its_best():
+    """DQN's greedy policy on CartPole reaches 500 and falls back on some seeds: the file evaluates during training and
+    checkpoints at every evaluation, so ``skrl_like eval RUN_DIR --checkpoint best`` plays the best evaluation's policy
+    (docs/agents/dqn.md)."""
+    cfg = yaml.safe_load(open(ROOT / "skrl_like" / "tuned" / "dqn_cartpole.yaml"))
+    trainer, experiment = cfg["trainer"], cfg["agent"]["experiment"]
+    interval = trainer["evaluation_interval"]
+    assert 0 < interval < trainer["timesteps"] and trainer["evaluation_episodes"] >= 10
+    # every evaluation falls on a checkpoint (run_best.ckpt is chosen there) and on a write (the trainer requires it)
+    assert interval % experiment["checkpoint_interval"] == 0 and interval % experiment["write_interval"] == 0

@@ -764,6 +764,12 @@ class RunnerCore:
         # a file that does not ask for rendering (no trainer section, or one without headless) is not rendered
         trainer_cfg.setdefault("headless", True)
         if evaluation_env is None:  # skrl's trainer signature, for a trainer that takes no evaluation env
+            if trainer_cfg.get("evaluation_interval"):
+                raise RunnerConfigError(
+                    f"trainer.evaluation_interval = {trainer_cfg['evaluation_interval']} evaluates during training on a "
+                    "second env: pass Runner(env, cfg, evaluation_env=wrap_env(<an env built like env>)), or set "
+                    "trainer.evaluation_interval: 0 (skrl_like train builds that env from the file's env section)"
+                )
             return trainer_class(env=env, agents=agent, cfg=trainer_cfg)
         return trainer_class(env=env, agents=agent, cfg=trainer_cfg, evaluation_env=evaluation_env)
 

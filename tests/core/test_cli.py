@@ -272,3 +272,20 @@ def test_evaluation_during_training_builds_its_env_and_picks_the_best_checkpoint
         == 0
     )
     assert capsys.readouterr().out.splitlines()[-1].split("): ")[1] == best.split("): ")[1]
+
+
+def test_a_runner_asked_to_evaluate_without_an_evaluation_env_names_the_argument():
+    pytest.importorskip("torch")
+    from skrl_like.core.runner import RunnerConfigError
+    from skrl_like.run_description import make_env
+    from skrl_like.torch.utils.runner import Runner
+
+    cfg = yaml.safe_load(open(cli.resolve_config_path("dqn_cartpole")))
+    env = make_env(cfg.pop("env"), "torch")
+    with pytest.raises(
+        RunnerConfigError,
+        match=r"trainer.evaluation_interval = 2500 evaluates during training on a "
+        r"second env: pass Runner\(env, cfg, evaluation_env=wrap_env",
+    ):
+        Runner(env, cfg)
+    env.close()

@@ -40,6 +40,7 @@ def test_tuned_files_train_on_two_dimensional_observations(backend, name, env_id
         QUICK, experiment={"directory": str(tmp_path), "write_interval": 1000, "checkpoint_interval": 0}
     )
     cfg["trainer"].update(timesteps=6, headless=True, disable_progressbar=True, close_environment_at_exit=False)
+    cfg["trainer"]["evaluation_interval"] = 0  # the DQN file evaluates during training (on an env this test has not)
     runner = Runner(env, cfg)
     runner.run()  # four updates on (batch, 3) flattened observations
     agent = runner.agent
