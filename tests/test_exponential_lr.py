@@ -20,7 +20,8 @@ def dqn_runner(backend, **agent_cfg):
     cfg["memory"]["memory_size"] = 64
     cfg["agent"].update(batch_size=8, learning_starts=4, gradient_steps=2, **agent_cfg)
     cfg["agent"]["experiment"] = {"write_interval": 0, "checkpoint_interval": 0}
-    cfg["trainer"].update(timesteps=7, disable_progressbar=True, close_environment_at_exit=False)
+    # no evaluation during training (the DQN file evaluates on a second env)
+    cfg["trainer"].update(timesteps=7, disable_progressbar=True, close_environment_at_exit=False, evaluation_interval=0)
     env = make_env(cfg.pop("env"), backend)
     return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, cfg)
 

@@ -69,7 +69,8 @@ def off_policy_runner(backend, name, directory, **agent_cfg):
     cfg["agent"]["learning_rate_scheduler_kwargs"] = {"start_factor": START, "end_factor": END, "total_iters": TOTAL}
     # tracked (torch's SAC tracks only with a write interval), never written in these 7 steps
     cfg["agent"]["experiment"] = {"directory": str(directory), "write_interval": 1000, "checkpoint_interval": 0}
-    cfg["trainer"].update(timesteps=7, disable_progressbar=True, close_environment_at_exit=False)
+    # no evaluation during training (the DQN file evaluates on a second env)
+    cfg["trainer"].update(timesteps=7, disable_progressbar=True, close_environment_at_exit=False, evaluation_interval=0)
     env = make_env(cfg.pop("env"), backend)
     return importlib.import_module(f"skrl_like.{backend}.utils.runner").Runner(env, cfg)
 
